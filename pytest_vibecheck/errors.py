@@ -1,0 +1,76 @@
+"""Error types shared by every part of pytest-vibecheck.
+
+Every error a user can trigger with bad input derives from :class:`VibecheckError`,
+so the CLI and the plugin can print one clear line (never a traceback) for it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from pathlib import Path
+
+
+class VibecheckError(Exception):
+    """Base class of all user-facing errors; the message says what to do."""
+
+
+class UnknownIdError(VibecheckError, KeyError):
+    """An id (instruction, suite, backend, ...) is not in its registry.
+
+    The message lists close matches (``difflib``) and where to find the valid ids.
+    """
+
+    def __init__(self, kind: str, name: str, available: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.available = sorted(available)
+        self.suggestions = difflib.get_close_matches(name, self.available, n=3, cutoff=0.6)
+        msg = f"unknown {kind} {name!r}"
+        if self.suggestions:
+            msg += f"; did you mean {', '.join(repr(s) for s in self.suggestions)}?"
+        shown = ", ".join(self.available[:40])
+        if len(self.available) > 40:
+            shown += f", ... ({len(self.available)} in all)"
+        msg += f" Available: {shown}"
+        super().__init__(msg)
+
+    def __str__(self) -> str:  # KeyError would otherwise repr() the message
+        return str(self.args[0])
+
+
+class DuplicateIdError(VibecheckError):
+    """Two definitions use the same id."""
+
+
+class DataFileError(VibecheckError):
+    """A data file (instruction TOML, suite JSONL, manifest) is malformed.
+
+    The message names the file, the line where known, and the field.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        message: str,
+        *,
+        field: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.field = field
+        self.line = line
+        where = self.path
+        if line is not None:
+            where += f":{line}"
+        if field is not None:
+            where += f": field {field!r}"
+        super().__init__(f"{where}: {message}")
+
+
+class ParameterError(VibecheckError, ValueError):
+    """An instruction parameter is invalid (raised in strict mode only)."""
+
+
+class ParameterWarning(UserWarning):
+    """An instruction parameter was dropped or reset to its default (non-strict mode)."""
