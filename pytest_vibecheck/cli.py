@@ -18,6 +18,14 @@ from .errors import VibecheckError
 #: Command modules, in the order they appear in ``vibecheck --help``.
 COMMAND_MODULES: tuple[str, ...] = (
     "pytest_vibecheck.commands.instructions_cmd",
+    "pytest_vibecheck.commands.verify_cmd",
+    "pytest_vibecheck.commands.correlate_cmd",
+    "pytest_vibecheck.commands.report_cmd",
+    "pytest_vibecheck.commands.summary_cmd",
+    "pytest_vibecheck.commands.cache_cmd",
+    "pytest_vibecheck.commands.merge_cmd",
+    "pytest_vibecheck.commands.exec_cmd",
+    "pytest_vibecheck.commands.envcheck_cmd",
 )
 
 

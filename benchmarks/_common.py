@@ -1,0 +1,92 @@
+"""Shared helpers of the verification benchmarks (real BigCodeBench samples, paper settings)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_vibecheck.instructions import Instruction, all_instructions
+from pytest_vibecheck.ruff_engine import default_engine
+
+SAMPLES = Path(
+    os.environ.get(
+        "VIBECHECK_SAMPLES",
+        "/work/shared/data/samples/bigcodebench-qwen2.5-coder-7b-instruct/"
+        "Qwen2.5-Coder-7B-Instruct--bigcodebench-instruct--sanitized_calibrated.jsonl.gz",
+    )
+)
+
+#: Parameters of the runs: every default, doc_3 with the google convention.
+PARAMS: dict[str, dict[str, object]] = {"doc_3": {"convention": "google"}}
+
+
+def load_solutions(path: Path = SAMPLES) -> list[tuple[str, str]]:
+    """(task_id, solution) of every sample, in file order."""
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return [(str(r["task_id"]), str(r["solution"])) for r in rows]
+
+
+def ruff_instructions() -> list[Instruction]:
+    """The 27 Ruff-backed instructions."""
+    return [i for i in all_instructions() if i.verifier.rules]
+
+
+def with_final_newline(code: str) -> str:
+    """The code with its final newline restored (the samples were stripped of it)."""
+    return code if code.endswith("\n") else code + "\n"
+
+
+def reference_args(inst: Instruction, params: dict[str, object]) -> list[str]:
+    """The paper's command line for one instruction: rules, settings and preview.
+
+    library_2 selects PD002,PD011 only: PD901 was removed from Ruff (selecting it is an
+    error since Ruff 0.12); its part is checked by the built-in ``pandas_df_name``.
+    """
+    values = {n: s.default for n, s in inst.params.items()}
+    values.update(params)  # type: ignore[arg-type]
+    args = ["--select", ",".join(inst.verifier.rules)]
+    if inst.verifier.preview:
+        args.append("--preview")
+    for key, value in inst.verifier.fixed.items():
+        args += _setting_args(str(key), value)
+    for pname, key in inst.verifier.settings.items():
+        args += _setting_args(key, values[pname])
+    return args
+
+
+def _setting_args(key: str, value: object) -> list[str]:
+    if key == "lint.pycodestyle.max-line-length":  # the paper passes --line-length
+        return ["--line-length", str(value)]
+    rendered = json.dumps(value) if isinstance(value, str) else str(value).lower()
+    return ["--config", f"{key} = {rendered}"]
+
+
+def run_reference(
+    code: str, args: Sequence[str], cwd: str, ruff_bin: str | None = None
+) -> tuple[bool | None, list[tuple[str, int, int]], str]:
+    """One ``ruff check --isolated -`` on ``code``: (passed or None on error, violations, stderr)."""
+    cmd = [
+        ruff_bin or default_engine().ruff_bin(),
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--output-format",
+        "json",
+        *args,
+        "-",
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUFF_")}
+    proc = subprocess.run(cmd, input=code.encode(), capture_output=True, cwd=cwd, env=env, check=False)
+    if proc.returncode not in (0, 1):
+        return None, [], proc.stderr.decode(errors="replace")
+    data = json.loads(proc.stdout)
+    found = [
+        (str(d["code"] or "invalid-syntax"), int(d["location"]["row"]), int(d["location"]["column"]))
+        for d in data
+    ]
+    return (not found), sorted(found), ""

@@ -1,0 +1,184 @@
+"""Fork server for the sandbox (standard library only; run as a script, as root).
+
+``python -s _sandbox_zygote.py SOCKET`` pre-imports the test harness once and then, for
+each request on the UNIX socket, forks a child that enters fresh namespaces itself
+(``unshare(2)``: mount, IPC, PID and, unless allowed, network), so each sandboxed run costs
+a few forks instead of an interpreter start. The child then follows exactly the steps of
+:mod:`_sandbox_boot` (PID 1 of the new PID namespace, private tmpfs, limits relative to its
+own size, unprivileged user id, ``no_new_privs``).
+
+Protocol, one connection per run: the client sends one JSON line
+``{"config": PATH}`` with three file descriptors (stdin, stdout, stderr) attached
+(``SCM_RIGHTS``); the server answers ``{"pid": N}`` at once and ``{"exit": STATUS}`` when
+that child has ended. The server exits when its standard input (a pipe from the client
+process) reaches end of file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import selectors
+import signal
+import socket
+import sys
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_PR_SET_PDEATHSIG = 1
+
+
+def _load(path: str, name: str) -> dict:
+    namespace: dict = {"__name__": name, "__file__": path}
+    with open(path, encoding="utf-8") as fh:
+        exec(compile(fh.read(), path, "exec"), namespace)
+    return namespace
+
+
+def _child(boot: dict, harness: dict, harness_path: str, request: dict, fds: list[int]) -> None:
+    """Runs in the forked child; never returns."""
+    status = 121
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        for target, fd in zip((0, 1, 2), fds):
+            os.dup2(fd, target)
+        os.closerange(3, 1 << 16)
+        with open(request["config"], encoding="utf-8") as fh:
+            cfg = json.load(fh)
+        os.environ.clear()
+        os.environ.update(cfg["env"])
+        preloaded = cfg.get("mode") != "exec" and os.path.realpath(cfg["script"]) == harness_path
+        out, source = boot["open_job"](cfg, need_source=not preloaded)
+        libc = boot["_libc"]()
+        flags = _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID
+        if cfg.get("net_ns"):
+            flags |= _CLONE_NEWNET
+        if libc.unshare(flags) != 0:
+            import ctypes
+
+            raise OSError(ctypes.get_errno(), "unshare failed")
+        boot["_mount"](libc, "none", "/", None, _MS_REC | _MS_PRIVATE, None)
+        pid1 = os.fork()
+        if pid1:
+            _, wstatus = os.waitpid(pid1, 0)
+            code = os.waitstatus_to_exitcode(wstatus)
+            os._exit(code if code >= 0 else 128 - code)
+        # PID 1 of the new namespace: die with the parent (killed on timeout), so the
+        # kernel kills everything in the namespace.
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        boot["_mount"](libc, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+        boot["enter"](cfg, out, True)
+        random.seed()
+        boot["run_job"](cfg, out, source, harness if preloaded else None)
+        status = 0
+    except BaseException as exc:  # noqa: BLE001
+        try:
+            os.write(2, f"sandbox fork server: {type(exc).__name__}: {exc}\n".encode())
+        except OSError:
+            pass
+    finally:
+        os._exit(status)
+
+
+def main() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    sock_path = sys.argv[1]
+    boot = _load(os.path.join(here, "_sandbox_boot.py"), "_vibecheck_boot")
+    harness_path = os.path.realpath(os.path.join(here, "_exec_harness.py"))
+    harness = _load(harness_path, "_vibecheck_job")
+    boot["_libc"]()  # import ctypes now
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(sock_path)
+    os.chmod(sock_path, 0o600)
+    listener.listen(64)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w)
+    sel = selectors.DefaultSelector()
+    sel.register(listener, selectors.EVENT_READ, "accept")
+    sel.register(wake_r, selectors.EVENT_READ, "wake")
+    sel.register(0, selectors.EVENT_READ, "stdin")
+    jobs: dict[int, socket.socket] = {}
+    os.write(1, b"ready\n")
+
+    while True:
+        for key, _ in sel.select():
+            what = key.data
+            if what == "stdin":
+                try:
+                    data = os.read(0, 4096)
+                except OSError:
+                    data = b""
+                if not data:
+                    for pid in list(jobs):
+                        try:
+                            os.killpg(pid, signal.SIGKILL)
+                        except OSError:
+                            pass
+                    os._exit(0)
+            elif what == "wake":
+                try:
+                    os.read(wake_r, 4096)
+                except BlockingIOError:
+                    pass
+                while True:
+                    try:
+                        pid, wstatus = os.waitpid(-1, os.WNOHANG)
+                    except ChildProcessError:
+                        break
+                    if pid == 0:
+                        break
+                    conn = jobs.pop(pid, None)
+                    if conn is not None:
+                        code = os.waitstatus_to_exitcode(wstatus)
+                        try:
+                            conn.sendall((json.dumps({"exit": code}) + "\n").encode())
+                        except OSError:
+                            pass
+                        conn.close()
+            else:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    continue
+                try:
+                    conn.settimeout(10)
+                    msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+                    request = json.loads(msg.decode())
+                    if len(fds) != 3:
+                        raise ValueError(f"expected 3 file descriptors, got {len(fds)}")
+                except (OSError, ValueError) as exc:
+                    try:
+                        conn.sendall((json.dumps({"error": str(exc)}) + "\n").encode())
+                    except OSError:
+                        pass
+                    conn.close()
+                    continue
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    _child(boot, harness, harness_path, request, fds)
+                for fd in fds:
+                    os.close(fd)
+                jobs[pid] = conn
+                try:
+                    conn.sendall((json.dumps({"pid": pid}) + "\n").encode())
+                except OSError:
+                    pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""``anthropic:MODEL``: the Anthropic Messages API through the official ``anthropic`` SDK.
+
+The system prompt goes in ``system=``; the other messages are sent as they are. The reply is
+the concatenation of the text blocks (thinking blocks are skipped). Key from
+``ANTHROPIC_API_KEY`` (or ``settings.api_key_env``); ``settings.base_url`` or
+``ANTHROPIC_BASE_URL`` selects another server (then a missing key is allowed). Retries: the
+SDK's own (backoff with jitter, ``Retry-After`` honoured) on 408, 409, 429, 5xx and
+connection errors. The client gets an explicit timeout (``settings.timeout_s``), so large
+``max_tokens`` values are accepted without streaming.
+
+Temperature: Messages API version 2026-10-21 (the default of ``anthropic`` SDK 2.x, whose
+``messages.create`` has no sampling arguments) answers HTTP 400 to ``temperature``, ``top_p``
+and ``top_k``, whatever their value. The temperature is therefore not sent (it still counts in
+the cache key as requested); ``settings.options["send_temperature"] = True`` sends it in the
+request body for servers that accept it. ``top_p``/``top_k`` given in ``request.extra`` are
+sent as given.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from ._sdk import api_params, import_sdk, resolve_base_url, resolve_key, translate_error
+from .base import Backend, BackendSettings, Generation, GenerationRequest
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+class AnthropicBackend(Backend):
+    """Messages API via ``anthropic.Anthropic``; see the module docstring."""
+
+    provider = "anthropic"
+    key_env_var = "ANTHROPIC_API_KEY"
+    base_url_env_var = "ANTHROPIC_BASE_URL"
+
+    def __init__(self, model: str, settings: BackendSettings | None = None) -> None:
+        self.model = model
+        self.settings = settings or BackendSettings()
+        self.base_url, self.custom_server = resolve_base_url(
+            self.settings, self.base_url_env_var, DEFAULT_BASE_URL
+        )
+        self.max_concurrency = self.settings.max_concurrency or 8
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def preflight(self) -> None:
+        """Raises MissingSDKError if ``anthropic`` is absent, MissingKeyError if the key is
+        unset on the official endpoint."""
+        import_sdk("anthropic", "anthropic")
+        resolve_key(self.settings, self.key_env_var, custom=self.custom_server, provider="anthropic")
+
+    def _get_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                sdk = import_sdk("anthropic", "anthropic")
+                key = resolve_key(
+                    self.settings, self.key_env_var, custom=self.custom_server, provider="anthropic"
+                )
+                self._client = sdk.Anthropic(
+                    api_key=key,
+                    base_url=self.base_url,
+                    max_retries=self.settings.max_retries,
+                    timeout=self.settings.timeout_s,
+                )
+            return self._client
+
+    def request_params(self, request: GenerationRequest) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``request``."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in request.chat],
+            "max_tokens": request.max_tokens,
+        }
+        if request.system is not None:
+            params["system"] = request.system
+        body = api_params(request.extra)
+        if self.settings.options.get("send_temperature", False):
+            body = {"temperature": request.temperature, **body}
+        if body:
+            params["extra_body"] = body
+        return params
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        """One message; raises BackendError / RateLimitError after the SDK's retries."""
+        client = self._get_client()
+        sdk = import_sdk("anthropic", "anthropic")
+        start = time.perf_counter()
+        try:
+            resp = client.messages.create(**self.request_params(request))
+        except sdk.AnthropicError as exc:
+            raise translate_error(exc, sdk, "anthropic", self.model, self.settings.max_retries) from exc
+        latency = time.perf_counter() - start
+        text = "".join(
+            getattr(block, "text", "") for block in (resp.content or []) if getattr(block, "type", "") == "text"
+        )
+        usage = getattr(resp, "usage", None)
+        return Generation(
+            text=text,
+            usage={
+                "input_tokens": int(getattr(usage, "input_tokens", 0) or 0),
+                "output_tokens": int(getattr(usage, "output_tokens", 0) or 0),
+            },
+            latency_s=latency,
+            model=str(getattr(resp, "model", "") or self.model),
+            cached=False,
+            finish_reason=getattr(resp, "stop_reason", None),
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+
+def from_spec(model: str, settings: BackendSettings) -> Backend:
+    """Factory of ``anthropic:MODEL``."""
+    return AnthropicBackend(model, settings)

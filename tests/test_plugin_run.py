@@ -1,0 +1,248 @@
+"""Running items end to end (pytester, the real sandbox and verifiers, scripted test models):
+outcomes, failure texts, error outcomes, exact messages, cache modes, --lf, reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import xmlschema
+
+from plugin_helpers import ADD, fenced, write_script, write_tiny_suite
+from pytest_vibecheck.protocols import SYSTEM_PROMPT
+from pytest_vibecheck.reporting.json_report import load_report
+
+XSD = Path(__file__).parent / "data" / "junit-common.xsd"
+SUITE = ("--vibe-suite", "suite", "-p", "no:randomly")
+
+
+@pytest.fixture
+def tiny(pytester: pytest.Pytester) -> pytest.Pytester:
+    write_tiny_suite(pytester.path / "suite")
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\n")
+    return pytester
+
+
+def _log(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _groups(report: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
+    return {(g["protocol"], g["k"]): g for g in report["aggregates"]}
+
+
+def test_reference_model_outcomes_failure_text_and_reports(tiny: pytest.Pytester) -> None:
+    result = tiny.runpytest(
+        "--vibe-model", "reference", *SUITE, "--vibe-protocol", "baseline,single", "--vibe-k", "1",
+        "--vibe-report", "out/report.json", "--vibe-junitxml", "out/junit.xml",
+    )
+    # only t/sign single-k1 follows its instruction (logic_3, 2 branches); every test passes
+    result.assert_outcomes(passed=1, failed=5)
+    result.stdout.fnmatch_lines([
+        "*_ tiny::t/add[[]reference-single-k1[]] _*",
+        "t/add with reference (single, k=1): failed",
+        "  tests: passed",
+        "  instructions: 0 of 1 followed",
+        "    FAIL doc_1 (position 1)",
+        "         1:5 ANN201 Missing return type annotation for public function `add`",
+        "         1:9 ANN001 Missing type annotation for function argument `a`",
+        "         1:12 ANN001 Missing type annotation for function argument `b`",
+        "  extraction: fenced-first, 1 fenced block(s)",
+    ])
+    result.stdout.fnmatch_lines([
+        "*= vibecheck summary =*",
+        "suite*model*protocol*k*n*pass@1*FR_k*instr-IF*task-IF*errors*no-code*timeouts*cache-hit",
+        "tiny*reference*baseline*0*3*100.0%*-*",
+        "tiny*reference*single*1*3*100.0%*+0.0%*33.3%*33.3%*0*0*0*-",
+        "generations: 6 requested, 0 from the cache, 6 from offline models (replay/reference)*",
+        "JSON report: *out/report.json",
+        "JUnit XML: *out/junit.xml",
+    ])
+    report = load_report(tiny.path / "out" / "report.json")  # validates against schema.json
+    groups = _groups(report)
+    assert groups[("baseline", 0)]["pass_at_1"] == 1.0
+    assert groups[("single", 1)]["pass_at_1"] == 1.0
+    assert groups[("single", 1)]["fr"] == 0.0
+    # baseline judges all three instructions of each task: add 2/3, sign 2/3 (doc_1 fails),
+    # squares 1/3 (logic_8 and doc_1 fail)
+    assert groups[("baseline", 0)]["instruction_if"] == pytest.approx((2 / 3 + 2 / 3 + 1 / 3) / 3)
+    assert groups[("single", 1)]["if_by_instruction"] == {
+        "doc_1": {"if": 0.0, "passed": 0, "n": 1},
+        "logic_3": {"if": 1.0, "passed": 1, "n": 1},
+        "logic_8": {"if": 0.0, "passed": 0, "n": 1},
+    }
+    assert report["run"]["ruff_version"]
+    assert report["suites"][0]["name"] == "tiny"
+    (item,) = [i for i in report["items"] if i["nodeid"] == "tiny::t/sign[reference-single-k1]"]
+    assert item["outcome"] == "passed"
+    assert item["passed"] is True
+    assert item["turns"][0]["tests"]["status"] == "passed"
+    assert item["turns"][0]["verdicts"] == [
+        {"position": 1, "id": "logic_3", "passed": True, "error": None, "violations": []}
+    ]
+    xmlschema.XMLSchema(str(XSD)).validate(str(tiny.path / "out" / "junit.xml"))
+
+
+def test_error_outcomes_are_errors_and_no_code_is_a_failure(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = write_script(
+        tiny.path / "script.json",
+        "bot",
+        rules=[
+            {"task_id": "t/add", "error": "rate_limit"},
+            {"task_id": "t/sign", "error": "api"},
+            {"task_id": "t/squares", "reply": "I am sorry, I cannot write that function."},
+        ],
+    )
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = tiny.runpytest(
+        "--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline", "--vibe-report", "r.json",
+    )
+    result.assert_outcomes(failed=1, errors=2)
+    result.stdout.fnmatch_lines([
+        "*_ ERROR at setup of tiny::t/add[[]bot-baseline[]] _*",
+        "vibecheck infrastructure error (rate_limit): scripted:bot: rate limited (HTTP 429) for task 't/add' (baseline)",
+        "(not a model failure: this item is left out of the metrics)",
+    ])
+    result.stdout.fnmatch_lines([
+        "vibecheck infrastructure error (api_error): scripted:bot: HTTP 500 for task 't/sign' (baseline)",
+    ])
+    result.stdout.fnmatch_lines([
+        "t/squares with scripted:bot (baseline): failed",
+        "  the reply has no code (extraction: whole-reply): the tests fail and every instruction counts as not followed",
+        "  tests: failed*",
+    ])
+    result.stdout.fnmatch_lines([
+        "tiny*scripted:bot*baseline*0*1/3*0.0%*-*0.0%*0.0%*2*1*0*0.0%",
+        "infrastructure errors (not in the metrics): 2 (api_error 1, rate_limit 1)",
+    ])
+    report = load_report(tiny.path / "r.json")
+    g = report["aggregates"][0]
+    assert (g["items"], g["evaluated"], g["errors"], g["no_code"]) == (3, 1, 2, 1)
+    assert g["error_kinds"] == {"api_error": 1, "rate_limit": 1}
+    assert g["pass_at_1"] == 0.0
+    errors = {i["task_id"]: i["error"]["kind"] for i in report["items"] if i["error"]}
+    assert errors == {"t/add": "rate_limit", "t/sign": "api_error"}
+    (sq,) = [i for i in report["items"] if i["task_id"] == "t/squares"]
+    assert sq["no_code"] is True
+    assert {v["violations"][0]["rule"] for v in sq["turns"][0]["verdicts"]} == {"NO-CODE"}
+
+
+def test_exact_single_and_multi_turn_messages(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tiny.path / "requests.jsonl"
+    script = write_script(
+        tiny.path / "script.json",
+        "bot",
+        rules=[
+            {"label": "baseline", "reply": "REPLY-0\n" + fenced(ADD)},
+            {"label": "multi-k1", "reply": "REPLY-1\n" + fenced(ADD)},
+            {"label": "multi-k2", "reply": "REPLY-2\n" + fenced(ADD)},
+            {"label": "single-k2", "reply": fenced(ADD)},
+        ],
+        default=None,
+        log=log,
+    )
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = tiny.runpytest(
+        "--vibe-model", "scripted:bot", *SUITE, "--vibe-tasks", "t/add", "--vibe-k", "2",
+    )
+    result.assert_outcomes(failed=3)
+    requests = _log(log)
+    prompt = "Write a Python function add(a, b) that returns a + b."
+    by_label = {r["label"]: r for r in requests}
+    # the baseline request is made once: multi-turn turn 0 is served from the cache
+    assert sorted(r["label"] for r in requests) == ["baseline", "multi-k1", "multi-k2", "single-k2"]
+    assert by_label["baseline"]["messages"] == [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": prompt},
+    ]
+    assert by_label["single-k2"]["messages"] == [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {
+            "role": "user",
+            "content": prompt
+            + "\n\nAlso, generate the code to meet the following requirements:\n"
+            "1. Add type annotations to all function arguments and return values, and do not use typing.Any.\n"
+            "2. Each function has at most 2 branches.",
+        },
+    ]
+    assert by_label["multi-k2"]["messages"] == [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": prompt},
+        {"role": "assistant", "content": "REPLY-0\n" + fenced(ADD)},
+        {"role": "user", "content": "Add type annotations to all function arguments and return values, without using typing.Any."},
+        {"role": "assistant", "content": "REPLY-1\n" + fenced(ADD)},
+        {"role": "user", "content": "Refactor the code so that each function has at most 2 branches."},
+    ]
+    assert by_label["multi-k1"]["messages"] == by_label["multi-k2"]["messages"][:4]
+    assert {r["temperature"] for r in requests} == {0.0}
+    assert {r["max_tokens"] for r in requests} == {4096}
+
+
+def test_cache_modes(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tiny.path / "requests.jsonl"
+    script = write_script(tiny.path / "script.json", "bot", log=log, usage={"input_tokens": 11, "output_tokens": 7})
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    args = ("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline,multi", "--vibe-k", "1")
+    # use, empty cache: baseline and multi turn 0 share a generation -> 3 + 3 requests, 3 hits
+    result = tiny.runpytest(*args, "--vibe-report", "use1.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert len(_log(log)) == 6
+    gen = load_report(tiny.path / "use1.json")["generation"]
+    assert (gen["requested"], gen["cached"], gen["input_tokens"]) == (9, 3, 66)
+    result.stdout.fnmatch_lines(["generations: 9 requested, 3 from the cache (33.3% of 9 looked up); tokens spent: 66 input, 42 output"])
+    # use again: everything from the cache, nothing spent
+    tiny.runpytest(*args, "--vibe-report", "use2.json")
+    assert len(_log(log)) == 6
+    gen = load_report(tiny.path / "use2.json")["generation"]
+    assert (gen["requested"], gen["cached"], gen["input_tokens"]) == (9, 9, 0)
+    # only: a full cache works offline
+    tiny.runpytest(*args, "--vibe-cache-mode", "only", "--vibe-report", "only.json")
+    assert len(_log(log)) == 6
+    assert load_report(tiny.path / "only.json")["generation"]["cached"] == 9
+    # refresh: regenerated once per run (turn 0 still shared within the run)
+    tiny.runpytest(*args, "--vibe-cache-mode", "refresh", "--vibe-report", "refresh.json")
+    assert len(_log(log)) == 12
+    assert load_report(tiny.path / "refresh.json")["generation"]["cached"] == 3
+    # off: no cache at all, so the baseline and turn 0 are generated separately
+    tiny.runpytest(*args, "--vibe-cache-mode", "off", "--vibe-report", "off.json")
+    assert len(_log(log)) == 21
+    gen = load_report(tiny.path / "off.json")["generation"]
+    assert (gen["requested"], gen["looked_up"], gen["cached"], gen["hit_rate"]) == (9, 0, 0, None)
+    # only with an empty cache: every item is a cache_miss error, never a failure
+    result = tiny.runpytest(*args, "--vibe-cache-mode", "only", "--vibe-cache", "empty.sqlite", "--vibe-report", "miss.json")
+    result.assert_outcomes(errors=6)
+    assert len(_log(log)) == 21
+    result.stdout.fnmatch_lines(["vibecheck infrastructure error (cache_miss): cache mode 'only': no cached reply for task 't/add' (baseline)*"])
+    kinds = {i["error"]["kind"] for i in load_report(tiny.path / "miss.json")["items"]}
+    assert kinds == {"cache_miss"}
+
+
+def test_last_failed_reruns_only_the_failed_items(tiny: pytest.Pytester) -> None:
+    args = ("--vibe-model", "reference", "--vibe-suite", "suite", "--vibe-protocol", "single", "--vibe-k", "1")
+    tiny.runpytest(*args).assert_outcomes(passed=1, failed=2)
+    result = tiny.runpytest(*args, "--lf", "-v")
+    result.assert_outcomes(failed=2, deselected=1)
+    result.stdout.fnmatch_lines(["*run-last-failure: rerun previous 2 failures*"])
+    assert "t/sign" not in "\n".join(ln for ln in result.outlines if "FAILED" in ln or "PASSED" in ln)
+
+
+def test_skip_when_k_exceeds_the_instructions(tiny: pytest.Pytester) -> None:
+    result = tiny.runpytest("--vibe-model", "reference", *SUITE, "--vibe-protocol", "single", "--vibe-k", "4",
+                            "--vibe-tasks", "t/add", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*vibecheck: t/add has 3 instructions, fewer than k = 4*"])
+
+
+def test_verbose_progress_shows_generation_cache_counts(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = write_script(tiny.path / "script.json", "bot")
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline,multi",
+                            "--vibe-k", "1", "-v")
+    result.stdout.fnmatch_lines([
+        "tiny::t/add[[]bot-baseline[]] FAILED*[[] 16%[]] gen 0/1 cached",
+        "tiny::t/add[[]bot-multi-k1[]] FAILED*[[] 33%[]] gen 1/3 cached",
+    ])

@@ -1,0 +1,123 @@
+"""Settings: command line > environment > [tool.vibecheck] / ini > default, validated with the source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_vibecheck.settings import VibeSettings, resolve_settings
+
+
+def _resolve(pytester: pytest.Pytester, *args: str, env: dict[str, str] | None = None) -> VibeSettings:
+    config = pytester.parseconfig(*args)
+    return resolve_settings(config, environ=env or {})
+
+
+def test_defaults_and_inactive_without_a_model(pytester: pytest.Pytester) -> None:
+    s = _resolve(pytester)
+    assert s.active is False
+    assert s.models == ()
+    assert s.suites == ("bigvibebench-lite",)
+    assert s.protocols == ("baseline", "single", "multi")
+    assert s.ks == (5,)
+    assert s.samples == 1
+    assert s.cache_mode == "use"
+    assert s.extract == "first"
+    assert s.cache == Path(pytester.path) / ".vibecheck" / "cache.sqlite"
+    assert s.report is None
+    assert set(s.sources.values()) == {"default"}
+
+
+def test_command_line_beats_environment_beats_file(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml(
+        """
+        [tool.vibecheck]
+        model = "reference"
+        k = [1, 3]
+        temperature = 0.5
+        max_tokens = 100
+        cache = "cache/gen.sqlite"
+        """
+    )
+    s = _resolve(pytester, "--vibe-k", "4", env={"VIBECHECK_K": "2", "VIBECHECK_TEMPERATURE": "0.25"})
+    assert s.ks == (4,)
+    assert s.sources["ks"] == "--vibe-k"
+    assert s.temperature == 0.25
+    assert s.sources["temperature"] == "environment variable VIBECHECK_TEMPERATURE"
+    assert s.max_tokens == 100
+    assert s.sources["max_tokens"] == "pyproject.toml [tool.vibecheck] max_tokens"
+    assert s.cache == Path(pytester.path) / "cache" / "gen.sqlite"
+    # a model from the file alone does not turn the benchmark on ...
+    assert s.active is False
+    # ... --vibe does, and --vibe-model always does
+    assert _resolve(pytester, "--vibe").models == ("reference",)
+    s2 = _resolve(pytester, "--vibe-model", "scripted:a,scripted:b", "--vibe-model", "reference")
+    assert s2.active is True
+    assert s2.models == ("scripted:a", "scripted:b", "reference")
+
+
+def test_ini_keys_are_read_when_pyproject_has_no_value(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        """
+        [pytest]
+        vibe_protocol = single,baseline
+        vibe_k = 1,3,3
+        """
+    )
+    s = _resolve(pytester, "--vibe-model", "reference")
+    assert s.protocols == ("baseline", "single")  # canonical order
+    assert s.ks == (1, 3)
+    assert s.sources["ks"] == "ini option vibe_k"
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "toml", "message"),
+    [
+        (("--vibe-k", "a"), {}, "", "--vibe-k: 'a' is not valid; expected an integer >= 1"),
+        (("--vibe-k", "0"), {}, "", "--vibe-k: '0' is not valid"),
+        ((), {"VIBECHECK_TEMPERATURE": "-1"}, "", "environment variable VIBECHECK_TEMPERATURE: '-1' is not valid; expected a number >= 0"),
+        ((), {}, 'cache_mode = "sometimes"', "pyproject.toml [tool.vibecheck] cache_mode: 'sometimes' is not valid; expected one of use, refresh, only, off"),
+        (("--vibe-protocol", "singel"), {}, "", "did you mean 'single'?"),
+        (("--vibe-extract", "last"), {}, "", "--vibe-extract: 'last' is not valid; expected one of first, best"),
+        (("--vibe-base-url", "localhost:8000"), {}, "", "expected an http:// or https:// URL"),
+        ((), {}, "samples = true", "pyproject.toml [tool.vibecheck] samples: True is not valid"),
+        ((), {}, 'modle = "x"', "unknown key 'modle'; did you mean 'model'?"),
+        (("--vibe",), {}, "", "--vibe needs at least one model"),
+        (("--vibe-model", "bad spec"), {}, "", "a model spec without spaces"),
+    ],
+)
+def test_bad_values_name_their_source(
+    pytester: pytest.Pytester, args: tuple[str, ...], env: dict[str, str], toml: str, message: str
+) -> None:
+    pytester.makepyprojecttoml("[tool.vibecheck]\n" + toml + "\n")
+    with pytest.raises(pytest.UsageError) as exc:
+        _resolve(pytester, *args, env=env)
+    assert message in str(exc.value)
+
+
+def test_gate_subtable_is_not_a_setting(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml(
+        """
+        [tool.vibecheck]
+        k = 2
+        [tool.vibecheck.gate]
+        instructions = ["doc_1"]
+        """
+    )
+    assert _resolve(pytester).ks == (2,)
+
+
+def test_usage_error_reaches_the_user_as_exit_status_4(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--vibe-model", "reference", "--vibe-cache-mode", "sometimes")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--vibe-cache-mode: 'sometimes' is not valid; expected one of use, refresh, only, off*"])
+
+
+def test_unknown_model_and_suite_fail_before_collection(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--vibe-model", "replay:no-such-recording")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*vibecheck:*no-such-recording*"])
+    result = pytester.runpytest("--vibe-model", "reference", "--vibe-suite", "bigvibebench-lit")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown suite 'bigvibebench-lit'*"])
