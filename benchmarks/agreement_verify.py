@@ -81,7 +81,7 @@ def main() -> int:
     ref_pass = Counter[str]()
     viol_agree = 0
     diffs: list[str] = []
-    for (s, k), (r_passed, r_viol, r_err) in zip(tasks, refs):
+    for (s, k), (r_passed, r_viol, r_err) in zip(tasks, refs, strict=True):
         inst = insts[k]
         v = ours[s][k]
         mine = sorted((x.rule, x.line, x.column) for x in v.violations)
@@ -129,7 +129,7 @@ def main() -> int:
 
             with ThreadPoolExecutor(args.threads) as pool:
                 olds = list(pool.map(old, range(len(sols))))
-        for s, (o_passed, o_viol, o_err) in enumerate(olds):
+        for s, (_o_passed, o_viol, o_err) in enumerate(olds):
             mine = [(x.rule, x.line, x.column) for x in pandas_df_name(with_final_newline(sols[s][1]))]
             if sorted(mine) == o_viol:
                 old_agree += 1

@@ -22,6 +22,7 @@ Test kinds (``payload["kind"]``):
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import linecache
 import math
@@ -36,6 +37,7 @@ import traceback
 import types
 import unittest
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 #: LiveCodeBench's prelude for call-based and stdin programs (lcb_runner ``import_string``).
 LCB_PRELUDE = (
@@ -62,7 +64,7 @@ class _Out:
         self.started = started
         self.done = False
 
-    def write(self, result: dict) -> None:
+    def write(self, result: dict[str, Any]) -> None:
         if self.done:
             return
         self.done = True
@@ -142,23 +144,22 @@ def _new_module(name: str, filename: str) -> types.ModuleType:
 
 
 def _import_candidate(
-    payload: dict, module: types.ModuleType, known: set[str], prelude: str = ""
-) -> dict | None:
-    """Execute the candidate in ``module``; a result dict if that failed, else None."""
+    payload: dict[str, Any], module: types.ModuleType, known: set[str], prelude: str = ""
+) -> dict[str, Any] | None:
+    """Execute the candidate in ``module``; a result dict[str, Any] if that failed, else None."""
     try:
         code = _compile(prelude + payload["code"], "candidate.py")
     except SyntaxError as exc:
         return {
             "status": "failed",
             "failed_tests": ["<import>"],
-            "message": "candidate does not compile: " + "".join(
-                traceback.format_exception_only(type(exc), exc)
-            ),
+            "message": "candidate does not compile: "
+            + "".join(traceback.format_exception_only(type(exc), exc)),
             "phase": "import",
         }
     try:
         exec(code, module.__dict__)
-    except BaseException as exc:  # noqa: BLE001 - any failure of the candidate's own code
+    except BaseException as exc:
         missing = _missing(exc, known)
         if missing:
             return {
@@ -187,33 +188,39 @@ class _Result(unittest.TestResult):
         self.traces: dict[str, str] = {}
         self.current: list[str] = []
 
-    def startTest(self, test: unittest.TestCase) -> None:  # noqa: N802 - unittest API
+    def startTest(self, test: unittest.TestCase) -> None:
         self.current[:] = [test.id().split(".")[-1]]
         super().startTest(test)
 
-    def _record(self, test: unittest.TestCase, err: tuple) -> None:
+    def _record(self, test: unittest.TestCase, err: tuple[Any, ...]) -> None:
         name = test.id().split(".")[-1]
         exc = err[1]
         missing = _missing(exc, self.known) if exc is not None else None
         if missing:
             self.missing = missing
         # unittest's own formatting drops its internal frames
-        self.traces[name] = self._exc_info_to_string(err, test) if exc else ""
+        fmt = getattr(self, "_exc_info_to_string", None)
+        if exc is None:
+            self.traces[name] = ""
+        elif fmt is not None:
+            self.traces[name] = str(fmt(err, test))
+        else:  # pragma: no cover - private unittest API gone
+            self.traces[name] = "".join(traceback.format_exception(*err))
 
-    def addError(self, test: unittest.TestCase, err: tuple) -> None:  # noqa: N802
+    def addError(self, test: unittest.TestCase, err: tuple[Any, ...]) -> None:
         super().addError(test, err)
         self._record(test, err)
 
-    def addFailure(self, test: unittest.TestCase, err: tuple) -> None:  # noqa: N802
+    def addFailure(self, test: unittest.TestCase, err: tuple[Any, ...]) -> None:
         super().addFailure(test, err)
         self._record(test, err)
 
-    def addUnexpectedSuccess(self, test: unittest.TestCase) -> None:  # noqa: N802
+    def addUnexpectedSuccess(self, test: unittest.TestCase) -> None:
         super().addUnexpectedSuccess(test)
         self.traces[test.id().split(".")[-1]] = "unexpected success"
 
 
-def _run_bigcodebench(payload: dict, out: _Out, known: set[str]) -> dict:
+def _run_bigcodebench(payload: dict[str, Any], out: _Out, known: set[str]) -> dict[str, Any]:
     module = _new_module("__test__", "__test__.py")
     # BigCodeBench's harness puts these in the module namespace.
     module.__dict__.update({"sys": sys, "os": os, "environ": os.environ})
@@ -229,7 +236,7 @@ def _run_bigcodebench(payload: dict, out: _Out, known: set[str]) -> dict:
         exec(_compile(payload["test_code"], "tests.py"), module.__dict__)
         test_cases = module.__dict__["TestCases"]
         suite = unittest.TestLoader().loadTestsFromTestCase(test_cases)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         missing = _missing(exc, known)
         if missing:
             return {
@@ -274,7 +281,7 @@ def _run_bigcodebench(payload: dict, out: _Out, known: set[str]) -> dict:
 # --------------------------------------------------------------------------- HumanEval
 
 
-def _run_humaneval(payload: dict, out: _Out, known: set[str]) -> dict:
+def _run_humaneval(payload: dict[str, Any], out: _Out, known: set[str]) -> dict[str, Any]:
     module = _new_module("__candidate__", "candidate.py")
     current = ["<import>"]
     _install_deadline(out, payload["time_limit_s"], current)
@@ -295,7 +302,7 @@ def _run_humaneval(payload: dict, out: _Out, known: set[str]) -> dict:
         exec(_compile(payload["test_code"], "tests.py"), module.__dict__)
         check = module.__dict__["check"]
         check(fn)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         _cancel_deadline()
         missing = _missing(exc, known)
         if missing:
@@ -305,7 +312,12 @@ def _run_humaneval(payload: dict, out: _Out, known: set[str]) -> dict:
                 "missing_module": missing,
                 "phase": "test",
             }
-        return {"status": "failed", "failed_tests": ["check"], "message": _trace(exc), "phase": "test"}
+        return {
+            "status": "failed",
+            "failed_tests": ["check"],
+            "message": _trace(exc),
+            "phase": "test",
+        }
     _cancel_deadline()
     return {"status": "passed", "phase": "test"}
 
@@ -335,7 +347,7 @@ def values_equal(got: object, expected: object, tol: float) -> bool:
         return False
     if isinstance(got, list) and isinstance(expected, list):
         return len(got) == len(expected) and all(
-            values_equal(a, b, tol) for a, b in zip(got, expected)
+            values_equal(a, b, tol) for a, b in zip(got, expected, strict=True)
         )
     if isinstance(got, dict) and isinstance(expected, dict):
         return got.keys() == expected.keys() and all(
@@ -370,11 +382,13 @@ def compare_stdout(got: str, expected: str, tol: float) -> str | None:
     e = [line.rstrip() for line in expected.rstrip().split("\n")]
     if len(g) != len(e):
         return f"expected {len(e)} line(s), got {len(g)}"
-    for n, (a, b) in enumerate(zip(g, e), 1):
+    for n, (a, b) in enumerate(zip(g, e, strict=True), 1):
         if a == b:
             continue
         ta, tb = a.split(), b.split()
-        if len(ta) != len(tb) or not all(_token_equal(x, y, tol) for x, y in zip(ta, tb)):
+        if len(ta) != len(tb) or not all(
+            _token_equal(x, y, tol) for x, y in zip(ta, tb, strict=True)
+        ):
             return f"line {n}: got {a[:200]!r}, expected {b[:200]!r}"
     return None
 
@@ -382,7 +396,7 @@ def compare_stdout(got: str, expected: str, tol: float) -> str | None:
 # --------------------------------------------------------------------------- LiveCodeBench
 
 
-def _run_functional(payload: dict, out: _Out, known: set[str]) -> dict:
+def _run_functional(payload: dict[str, Any], out: _Out, known: set[str]) -> dict[str, Any]:
     module = _new_module("__candidate__", "candidate.py")
     current = ["<import>"]
     limit = float(payload["time_limit_s"])
@@ -397,7 +411,7 @@ def _run_functional(payload: dict, out: _Out, known: set[str]) -> dict:
     if isinstance(solution, type):
         try:
             target = solution()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             return {
                 "status": "failed",
                 "failed_tests": ["<import>"],
@@ -419,12 +433,16 @@ def _run_functional(payload: dict, out: _Out, known: set[str]) -> dict:
             args = [json.loads(line) for line in inp.split("\n") if line.strip()]
             expected = json.loads(expected_text)
         except ValueError as exc:
-            return {"status": "error", "message": f"{name}: bad test data: {exc}", "phase": "harness"}
+            return {
+                "status": "error",
+                "message": f"{name}: bad test data: {exc}",
+                "phase": "harness",
+            }
         current[:] = [name]
         _install_deadline(out, limit, current)
         try:
             got = method(*args)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             _cancel_deadline()
             missing = _missing(exc, known)
             if missing:
@@ -434,7 +452,12 @@ def _run_functional(payload: dict, out: _Out, known: set[str]) -> dict:
                     "missing_module": missing,
                     "phase": "test",
                 }
-            return {"status": "failed", "failed_tests": [name], "message": _trace(exc), "phase": "test"}
+            return {
+                "status": "failed",
+                "failed_tests": [name],
+                "message": _trace(exc),
+                "phase": "test",
+            }
         _cancel_deadline()
         if not values_equal(_norm(got), expected, tol):
             return {
@@ -449,95 +472,98 @@ def _run_functional(payload: dict, out: _Out, known: set[str]) -> dict:
 def _run_stdin_case(code: types.CodeType, data: str, limit: float, max_out: int) -> tuple[str, str]:
     """Run one case in a forked child; returns ``(outcome, stdout)``.
 
-    ``outcome`` is ``ok``, ``timeout`` or ``runtime error: ...``.
+    ``outcome`` is ``ok``, ``timeout``, ``output too long`` or ``runtime error: ...``.
     """
-    fin = tempfile.TemporaryFile()
-    fin.write(data.encode("utf-8"))
-    fin.seek(0)
-    fout = tempfile.TemporaryFile()
-    ferr = tempfile.TemporaryFile()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # child: the program runs as __main__ with the case as its stdin
-        status = 0
-        try:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, signal.SIG_DFL)
-            os.dup2(fin.fileno(), 0)
-            os.dup2(fout.fileno(), 1)
-            os.dup2(ferr.fileno(), 2)
-            namespace = {"__name__": "__main__", "__builtins__": builtins}
-            try:
-                exec(code, namespace)
-            except SystemExit as exc:
-                if exc.code not in (None, 0):
-                    status = 3
-            except BaseException:  # noqa: BLE001
-                traceback.print_exc(limit=4)
-                status = 2
-            import threading
-
-            for thread in threading.enumerate():
-                if thread is not threading.main_thread() and not thread.daemon:
-                    thread.join()
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            except BaseException:  # noqa: BLE001
-                status = status or 2
-        finally:
-            os._exit(status)
-    fin.close()
-    deadline = time.monotonic() + limit
-    waited = None
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = -1
-    try:
-        while waited is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            if pidfd >= 0:
-                ready, _, _ = select.select([pidfd], [], [], remaining)
-                if ready:
-                    waited = os.waitpid(pid, 0)[1]
-            else:  # pragma: no cover - old kernels
-                got_pid, st = os.waitpid(pid, os.WNOHANG)
-                if got_pid:
-                    waited = st
-                else:
-                    time.sleep(min(0.005, remaining))
-    finally:
-        if pidfd >= 0:
-            os.close(pidfd)
-    if waited is None:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
-        fout.close()
-        ferr.close()
-        return "timeout", ""
-    fout.seek(0)
-    raw = fout.read(max_out + 1)
-    fout.close()
-    ferr.seek(0)
-    err = ferr.read(4000).decode("utf-8", "replace")
-    ferr.close()
-    code_ = os.waitstatus_to_exitcode(waited)
-    if code_ == 2 or code_ < 0:
-        why = err.strip().splitlines()[-1] if err.strip() else f"exit status {code_}"
+    with (
+        tempfile.TemporaryFile() as fin,
+        tempfile.TemporaryFile() as fout,
+        tempfile.TemporaryFile() as ferr,
+    ):
+        fin.write(data.encode("utf-8"))
+        fin.seek(0)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # child: the program runs as __main__ with the case as its stdin
+            _case_child(code, fin.fileno(), fout.fileno(), ferr.fileno())
+        waited = _wait_child(pid, limit)
+        if waited is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout", ""
+        fout.seek(0)
+        raw = fout.read(max_out + 1)
+        ferr.seek(0)
+        err = ferr.read(4000).decode("utf-8", "replace")
+    status = os.waitstatus_to_exitcode(waited)
+    if status == 2 or status < 0:
+        why = err.strip().splitlines()[-1] if err.strip() else f"exit status {status}"
         return f"runtime error: {why}\n{err[-1500:]}", ""
     if len(raw) > max_out:
         return "output too long", ""
     return "ok", raw.decode("utf-8", "replace")
 
 
-def _run_stdin(payload: dict, out: _Out, known: set[str]) -> dict:
+def _case_child(code: types.CodeType, fin: int, fout: int, ferr: int) -> None:
+    """In the forked child: run ``code`` as ``__main__`` on the case's stdin; never returns."""
+    status = 0
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        os.dup2(fin, 0)
+        os.dup2(fout, 1)
+        os.dup2(ferr, 2)
+        namespace = {"__name__": "__main__", "__builtins__": builtins}
+        try:
+            exec(code, namespace)
+        except SystemExit as exc:
+            if exc.code not in (None, 0):
+                status = 3
+        except BaseException:
+            traceback.print_exc(limit=4)
+            status = 2
+        import threading
+
+        for thread in threading.enumerate():
+            if thread is not threading.main_thread() and not thread.daemon:
+                thread.join()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            status = status or 2
+    finally:
+        os._exit(status)
+
+
+def _wait_child(pid: int, limit: float) -> int | None:
+    """Wait up to ``limit`` seconds for ``pid``; its wait status, or None on timeout."""
+    deadline = time.monotonic() + limit
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = -1
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if pidfd >= 0:
+                ready, _, _ = select.select([pidfd], [], [], remaining)
+                if ready:
+                    return os.waitpid(pid, 0)[1]
+            else:  # pragma: no cover - kernels before 5.3
+                got, wstatus = os.waitpid(pid, os.WNOHANG)
+                if got:
+                    return wstatus
+                time.sleep(min(0.005, remaining))
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+
+
+def _run_stdin(payload: dict[str, Any], out: _Out, known: set[str]) -> dict[str, Any]:
     try:
         code = _compile(LCB_PRELUDE + payload["code"], "candidate.py")
     except SyntaxError as exc:
@@ -571,10 +597,20 @@ def _run_stdin(payload: dict, out: _Out, known: set[str]) -> dict:
                     "missing_module": mod,
                     "phase": "test",
                 }
-            return {"status": "failed", "failed_tests": [name], "message": f"{name}: {outcome}", "phase": "test"}
+            return {
+                "status": "failed",
+                "failed_tests": [name],
+                "message": f"{name}: {outcome}",
+                "phase": "test",
+            }
         why = compare_stdout(got, expected, tol)
         if why is not None:
-            return {"status": "failed", "failed_tests": [name], "message": f"{name}: {why}", "phase": "test"}
+            return {
+                "status": "failed",
+                "failed_tests": [name],
+                "message": f"{name}: {why}",
+                "phase": "test",
+            }
     return {"status": "passed", "phase": "test"}
 
 
@@ -586,19 +622,18 @@ RUNNERS = {
 }
 
 
-def main(payload: dict, fh: object) -> None:
+def main(payload: dict[str, Any], fh: object) -> None:
     """Run ``payload`` (see the module docstring) and write one JSON result line to ``fh``."""
     out = _Out(fh, time.perf_counter())
     known = set(payload.get("known_libs", ()))
     try:
         runner = RUNNERS[payload["kind"]]
         result = runner(payload, out, known)
-    except BaseException as exc:  # noqa: BLE001 - a harness crash is an error, not a verdict
+    except BaseException as exc:
         result = {
             "status": "error",
-            "message": "harness crashed: " + "".join(
-                traceback.format_exception_only(type(exc), exc)
-            ),
+            "message": "harness crashed: "
+            + "".join(traceback.format_exception_only(type(exc), exc)),
             "phase": "harness",
         }
     _cancel_deadline()
@@ -606,6 +641,6 @@ def main(payload: dict, fh: object) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         pass
     os._exit(0)

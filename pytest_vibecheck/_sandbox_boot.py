@@ -22,12 +22,17 @@ Exit status 121 means the bootstrap itself failed (reported as a sandbox error, 
 model failure).
 """
 
+# ruff: noqa: PTH103, PTH112, PTH114, PTH123
+# (os.path/open on purpose: this low-level code runs at every sandbox start, where
+#  importing pathlib costs time, and it works with raw file descriptors and mounts.)
+
 from __future__ import annotations
 
 import json
 import os
 import resource
 import sys
+from typing import Any
 
 BOOT_FAILED = 121
 
@@ -43,7 +48,9 @@ def _libc() -> object:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _mount(libc: object, source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+def _mount(
+    libc: object, source: str, target: str, fstype: str | None, flags: int, data: str | None
+) -> None:
     import ctypes
 
     fn = libc.mount  # type: ignore[attr-defined]
@@ -59,7 +66,7 @@ def _mount(libc: object, source: str, target: str, fstype: str | None, flags: in
         raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
 
 
-def _private_tmp(cfg: dict, libc: object) -> list[str]:
+def _private_tmp(cfg: dict[str, Any], libc: object) -> list[str]:
     """Mount tmpfs over each world-writable folder; bind the work folder back in place."""
     workdir = cfg["workdir"]
     keep = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)
@@ -80,7 +87,7 @@ def _private_tmp(cfg: dict, libc: object) -> list[str]:
     return done
 
 
-def _expose(cfg: dict, libc: object) -> None:
+def _expose(cfg: dict[str, Any], libc: object) -> None:
     """Hide each root-only folder the interpreter lives in; bind back only what it needs."""
     for ancestor, paths in cfg.get("expose", []):
         fds = [(p, os.open(p, os.O_RDONLY | os.O_DIRECTORY)) for p in paths if os.path.isdir(p)]
@@ -91,6 +98,23 @@ def _expose(cfg: dict, libc: object) -> None:
             os.close(fd)
 
 
+def _loopback_up() -> None:
+    """Bring ``lo`` up in the new network namespace (``SIOCSIFFLAGS``).
+
+    Tests that run a server and a client on ``localhost`` inside the sandbox then work; the
+    host's own ``127.0.0.1`` stays unreachable (it belongs to another namespace).
+    """
+    import fcntl
+    import socket
+    import struct
+
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        req = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH22x", fcntl.ioctl(sock, siocgifflags, req))[1]
+        fcntl.ioctl(sock, siocsifflags, struct.pack("16sH22x", b"lo", flags | iff_up))
+
+
 def _vm_size_bytes() -> int:
     with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
         for line in fh:
@@ -99,7 +123,7 @@ def _vm_size_bytes() -> int:
     return 0
 
 
-def _set_limits(cfg: dict, facts: dict) -> None:
+def _set_limits(cfg: dict[str, Any], facts: dict[str, Any]) -> None:
     lim = cfg["limits"]
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     cpu = lim.get("cpu_s")
@@ -125,7 +149,7 @@ def _set_limits(cfg: dict, facts: dict) -> None:
         facts["address_space_bytes"] = value
 
 
-def _drop_privileges(cfg: dict, libc: object) -> None:
+def _drop_privileges(cfg: dict[str, Any], libc: object) -> None:
     uid = cfg.get("uid")
     if uid is None:
         return
@@ -176,12 +200,12 @@ def _reap_as_init(worker: int) -> None:
     os._exit(status)
 
 
-def enter(cfg: dict, out: object, pid1: bool) -> None:
+def enter(cfg: dict[str, Any], out: object, pid1: bool) -> None:
     """Steps 2-6 of the module docstring; writes the facts line (or ``boot_error`` and exits).
 
     ``pid1``: this process is PID 1 of a new PID namespace (fork a worker, reap as init).
     """
-    facts: dict = {"pid_ns": False, "private_tmp": [], "uid": None, "no_new_privs": False}
+    facts: dict[str, Any] = {"pid_ns": False, "private_tmp": [], "uid": None, "no_new_privs": False}
     try:
         libc = _libc() if (cfg.get("mount_ns") or cfg.get("uid") is not None) else None
         if cfg.get("mount_ns") and cfg.get("tmp_dirs"):
@@ -189,6 +213,8 @@ def enter(cfg: dict, out: object, pid1: bool) -> None:
         if cfg.get("mount_ns") and cfg.get("expose"):
             _expose(cfg, libc)
             facts["exposed"] = [p for _, ps in cfg["expose"] for p in ps]
+        if cfg.get("net_ns"):
+            _loopback_up()
         if pid1:
             facts["pid_ns"] = True
             sys.stdout.flush()
@@ -203,7 +229,7 @@ def enter(cfg: dict, out: object, pid1: bool) -> None:
             facts["no_new_privs"] = _no_new_privs(libc)
         os.chdir(cfg["workdir"])
         facts["network"] = _network_state()
-    except BaseException as exc:  # noqa: BLE001 - any setup failure is a sandbox error
+    except BaseException as exc:
         out.write(json.dumps({"boot_error": f"{type(exc).__name__}: {exc}"}) + "\n")  # type: ignore[attr-defined]
         out.flush()  # type: ignore[attr-defined]
         os._exit(BOOT_FAILED)
@@ -211,7 +237,9 @@ def enter(cfg: dict, out: object, pid1: bool) -> None:
     out.flush()  # type: ignore[attr-defined]
 
 
-def run_job(cfg: dict, out: object, source: str | None, namespace: dict | None = None) -> None:
+def run_job(
+    cfg: dict[str, Any], out: object, source: str | None, namespace: dict[str, Any] | None = None
+) -> None:
     """Run the job: ``exec`` an argument vector, or call the script's ``main(payload, out)``."""
     if cfg["mode"] == "exec":
         out.close()  # type: ignore[attr-defined]
@@ -225,7 +253,7 @@ def run_job(cfg: dict, out: object, source: str | None, namespace: dict | None =
     namespace["main"](cfg.get("payload"), out)
 
 
-def open_job(cfg: dict, need_source: bool = True) -> tuple[object, str | None]:
+def open_job(cfg: dict[str, Any], need_source: bool = True) -> tuple[object, str | None]:
     """Open the result file and read the job script while still privileged."""
     source = None
     if cfg["mode"] != "exec" and need_source:
@@ -237,7 +265,6 @@ def open_job(cfg: dict, need_source: bool = True) -> tuple[object, str | None]:
 
 
 def main() -> None:
-    here = os.path.dirname(os.path.abspath(__file__))
     with open(sys.argv[1], encoding="utf-8") as fh:
         cfg = json.load(fh)
     out, source = open_job(cfg)

@@ -14,8 +14,13 @@ that child has ended. The server exits when its standard input (a pipe from the 
 process) reaches end of file.
 """
 
+# ruff: noqa: PTH100, PTH101, PTH118, PTH120, PTH123
+# (os.path/open on purpose: this low-level code runs at every sandbox start, where
+#  importing pathlib costs time, and it works with raw file descriptors and mounts.)
+
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -23,6 +28,7 @@ import selectors
 import signal
 import socket
 import sys
+from typing import Any
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWIPC = 0x08000000
@@ -36,21 +42,27 @@ _MS_NOEXEC = 8
 _PR_SET_PDEATHSIG = 1
 
 
-def _load(path: str, name: str) -> dict:
-    namespace: dict = {"__name__": name, "__file__": path}
+def _load(path: str, name: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": name, "__file__": path}
     with open(path, encoding="utf-8") as fh:
         exec(compile(fh.read(), path, "exec"), namespace)
     return namespace
 
 
-def _child(boot: dict, harness: dict, harness_path: str, request: dict, fds: list[int]) -> None:
+def _child(
+    boot: dict[str, Any],
+    harness: dict[str, Any],
+    harness_path: str,
+    request: dict[str, Any],
+    fds: list[int],
+) -> None:
     """Runs in the forked child; never returns."""
     status = 121
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()
-        for target, fd in zip((0, 1, 2), fds):
+        for target, fd in enumerate(fds):
             os.dup2(fd, target)
         os.closerange(3, 1 << 16)
         with open(request["config"], encoding="utf-8") as fh:
@@ -81,11 +93,9 @@ def _child(boot: dict, harness: dict, harness_path: str, request: dict, fds: lis
         random.seed()
         boot["run_job"](cfg, out, source, harness if preloaded else None)
         status = 0
-    except BaseException as exc:  # noqa: BLE001
-        try:
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             os.write(2, f"sandbox fork server: {type(exc).__name__}: {exc}\n".encode())
-        except OSError:
-            pass
     finally:
         os._exit(status)
 
@@ -117,67 +127,79 @@ def main() -> None:
         for key, _ in sel.select():
             what = key.data
             if what == "stdin":
-                try:
-                    data = os.read(0, 4096)
-                except OSError:
-                    data = b""
-                if not data:
-                    for pid in list(jobs):
-                        try:
-                            os.killpg(pid, signal.SIGKILL)
-                        except OSError:
-                            pass
-                    os._exit(0)
+                _on_control(jobs)
             elif what == "wake":
-                try:
+                with contextlib.suppress(BlockingIOError):
                     os.read(wake_r, 4096)
-                except BlockingIOError:
-                    pass
-                while True:
-                    try:
-                        pid, wstatus = os.waitpid(-1, os.WNOHANG)
-                    except ChildProcessError:
-                        break
-                    if pid == 0:
-                        break
-                    conn = jobs.pop(pid, None)
-                    if conn is not None:
-                        code = os.waitstatus_to_exitcode(wstatus)
-                        try:
-                            conn.sendall((json.dumps({"exit": code}) + "\n").encode())
-                        except OSError:
-                            pass
-                        conn.close()
+                _reap(jobs)
             else:
-                try:
-                    conn, _ = listener.accept()
-                except OSError:
-                    continue
-                try:
-                    conn.settimeout(10)
-                    msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-                    request = json.loads(msg.decode())
-                    if len(fds) != 3:
-                        raise ValueError(f"expected 3 file descriptors, got {len(fds)}")
-                except (OSError, ValueError) as exc:
-                    try:
-                        conn.sendall((json.dumps({"error": str(exc)}) + "\n").encode())
-                    except OSError:
-                        pass
-                    conn.close()
-                    continue
-                sys.stdout.flush()
-                sys.stderr.flush()
-                pid = os.fork()
-                if pid == 0:
-                    _child(boot, harness, harness_path, request, fds)
-                for fd in fds:
-                    os.close(fd)
-                jobs[pid] = conn
-                try:
-                    conn.sendall((json.dumps({"pid": pid}) + "\n").encode())
-                except OSError:
-                    pass
+                _on_request(listener, jobs, boot, harness, harness_path)
+
+
+def _send(conn: socket.socket, msg: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        conn.sendall((json.dumps(msg) + "\n").encode())
+
+
+def _on_control(jobs: dict[int, socket.socket]) -> None:
+    """End of file on stdin: the client process is gone; kill every run and exit."""
+    try:
+        data = os.read(0, 4096)
+    except OSError:
+        data = b""
+    if data:
+        return
+    for pid in list(jobs):
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+    os._exit(0)
+
+
+def _reap(jobs: dict[int, socket.socket]) -> None:
+    """Reap every ended child and report its exit status on its connection."""
+    while True:
+        try:
+            pid, wstatus = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = jobs.pop(pid, None)
+        if conn is not None:
+            _send(conn, {"exit": os.waitstatus_to_exitcode(wstatus)})
+            conn.close()
+
+
+def _on_request(
+    listener: socket.socket,
+    jobs: dict[int, socket.socket],
+    boot: dict[str, Any],
+    harness: dict[str, Any],
+    harness_path: str,
+) -> None:
+    try:
+        conn, _ = listener.accept()
+    except OSError:
+        return
+    try:
+        conn.settimeout(10)
+        msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+        request = json.loads(msg.decode())
+        if len(fds) != 3:
+            raise ValueError(f"expected 3 file descriptors, got {len(fds)}")
+    except (OSError, ValueError) as exc:
+        _send(conn, {"error": str(exc)})
+        conn.close()
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        _child(boot, harness, harness_path, request, fds)
+    for fd in fds:
+        os.close(fd)
+    jobs[pid] = conn
+    _send(conn, {"pid": pid})
 
 
 if __name__ == "__main__":

@@ -129,7 +129,9 @@ def augment_problem(
     order_ids = permutation(reg.ids(), seed, problem.task_id)
     order = [reg.get(i) for i in order_ids]
     judged: TaskJudgements = selector.judge_task(problem, order, k)
-    decisions: list[Decision] = [Decision(i, "dropped", "reply:unknown-id", r) for i, r in judged.dropped]
+    decisions: list[Decision] = [
+        Decision(i, "dropped", "reply:unknown-id", r) for i, r in judged.dropped
+    ]
     kept: list[InstructionRef] = []
     changes: list[str] = []
     for inst in order:
@@ -143,7 +145,9 @@ def augment_problem(
             continue
         clash = next((r.id for r in kept if reg.conflict(inst.id, r.id)), None)
         if clash is not None:
-            decisions.append(Decision(inst.id, "conflict", "conflict", f"conflicts with {clash}, kept earlier"))
+            decisions.append(
+                Decision(inst.id, "conflict", "conflict", f"conflicts with {clash}, kept earlier")
+            )
             continue
         params: dict[str, object] = dict(draw_params(inst, seed, problem.task_id))
         proposed = judged.params.get(inst.id, {})
@@ -168,7 +172,9 @@ def augment_problem(
     if changes:
         provenance["param_changes"] = changes
     if len(kept) < k:
-        provenance["fewer_than_k"] = f"kept {len(kept)} of {k}: no more relevant, non-conflicting instructions"
+        provenance["fewer_than_k"] = (
+            f"kept {len(kept)} of {k}: no more relevant, non-conflicting instructions"
+        )
     provenance.update(judged.extra)
     return dataclasses.replace(problem, instructions=tuple(kept), provenance=provenance)
 
@@ -205,7 +211,9 @@ def augment(
         if progress is not None:
             progress(n, len(problems))
     if failures:
-        shown = "; ".join(failures[:5]) + (f"; ... ({len(failures)} in all)" if len(failures) > 5 else "")
+        shown = "; ".join(failures[:5]) + (
+            f"; ... ({len(failures)} in all)" if len(failures) > 5 else ""
+        )
         raise SelectorError(
             f"instruction selection failed for {len(failures)} of {len(problems)} tasks: {shown}. "
             "Re-run the same command: replies already received are cached."
@@ -213,7 +221,9 @@ def augment(
     return out
 
 
-def category_shares(problems: Sequence[Problem], registry: InstructionRegistry | None = None) -> dict[str, float]:
+def category_shares(
+    problems: Sequence[Problem], registry: InstructionRegistry | None = None
+) -> dict[str, float]:
     """Fraction (in [0, 1]) of all selected instructions in each category (paper §3.1 reports
     these as percentages). Empty input gives 0.0 for every category."""
     reg = registry if registry is not None else default_registry()
@@ -230,6 +240,18 @@ def category_shares(problems: Sequence[Problem], registry: InstructionRegistry |
 
 #: Category shares of selected instructions reported by the paper (§3.1), as fractions.
 PAPER_SHARES: Mapping[str, Mapping[str, float]] = {
-    "bigvibebench": {"logic": 0.359, "style": 0.306, "doc": 0.250, "error": 0.063, "library": 0.022},
-    "livevibebench": {"logic": 0.423, "style": 0.305, "doc": 0.263, "error": 0.009, "library": 0.001},
+    "bigvibebench": {
+        "logic": 0.359,
+        "style": 0.306,
+        "doc": 0.250,
+        "error": 0.063,
+        "library": 0.022,
+    },
+    "livevibebench": {
+        "logic": 0.423,
+        "style": 0.305,
+        "doc": 0.263,
+        "error": 0.009,
+        "library": 0.001,
+    },
 }

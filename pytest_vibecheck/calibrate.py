@@ -1,6 +1,6 @@
 """Per-task time limits calibrated on this machine.
 
-``limit = max(floor_s, factor × t_ref)`` where ``t_ref`` is the time the problem's reference
+``limit = max(floor_s, factor x t_ref)`` where ``t_ref`` is the time the problem's reference
 (canonical) solution takes to pass its tests in the sandbox on this machine (the harness's
 ``test_time_s``: candidate import plus tests, without interpreter start). This is the rule
 of EvalPlus and BigCodeBench (``--min-time-limit``, ``--gt-time-limit-factor``), which
@@ -62,19 +62,27 @@ def machine_id() -> str:
     """Short stable id of this machine: sha256 of host, CPU model, CPU count, Python version."""
     cpu = platform.processor()
     with contextlib.suppress(OSError):
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    parts = [platform.node(), platform.machine(), cpu, str(os.cpu_count()), platform.python_version()]
+        for line in (
+            Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines()
+        ):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    parts = [
+        platform.node(),
+        platform.machine(),
+        cpu,
+        str(os.cpu_count()),
+        platform.python_version(),
+    ]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
 def task_key(problem: Problem) -> str:
     """``suite/task_id@hash`` where the hash covers the reference solution and the tests."""
     blob = json.dumps(
-        {"solution": problem.canonical_solution, "test": test_spec_dict(problem.test)}, sort_keys=True
+        {"solution": problem.canonical_solution, "test": test_spec_dict(problem.test)},
+        sort_keys=True,
     )
     digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
     return f"{problem.suite}/{problem.task_id}@{digest}"
@@ -142,10 +150,14 @@ class Calibrator:
     def stored(self, problem: Problem) -> tuple[str, float | None, str] | None:
         """``(status, seconds, message)`` measured earlier on this machine, or None."""
         try:
-            row = self._conn().execute(
-                "SELECT status, seconds, message FROM reference_times WHERE machine = ? AND task = ?",
-                (machine_id(), task_key(problem)),
-            ).fetchone()
+            row = (
+                self._conn()
+                .execute(
+                    "SELECT status, seconds, message FROM reference_times WHERE machine = ? AND task = ?",
+                    (machine_id(), task_key(problem)),
+                )
+                .fetchone()
+            )
         except sqlite3.Error as exc:
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
             return None
@@ -164,7 +176,7 @@ class Calibrator:
     # -- limits -------------------------------------------------------------
 
     def limit_from(self, reference_s: float) -> float:
-        """``max(floor_s, factor × reference_s)`` in seconds."""
+        """``max(floor_s, factor x reference_s)`` in seconds."""
         return max(self.floor_s, self.factor * reference_s)
 
     def calibrate(
@@ -192,7 +204,9 @@ class Calibrator:
         status, seconds, message = found
         if status == "passed" and seconds is not None:
             return Calibration(self.limit_from(seconds), "calibrated", reference_s=seconds)
-        return Calibration(default_s, "default", reason=f"reference solution {status}: {message}"[:300])
+        return Calibration(
+            default_s, "default", reason=f"reference solution {status}: {message}"[:300]
+        )
 
     def _lock_for(self, key: str) -> threading.Lock:
         with self._locks_guard:

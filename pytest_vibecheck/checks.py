@@ -182,7 +182,7 @@ def no_comments_or_docstrings(code: str) -> list[Violation]:
         for tok in tokenize.generate_tokens(io.StringIO(code).readline):
             if tok.type == tokenize.COMMENT:
                 text = tok.string if len(tok.string) <= 40 else tok.string[:37] + "..."
-                out.append(Violation("comment", tok.start[0], tok.start[1] + 1, f"comment {text!r}"))
+                out.append(Violation("comment", tok.start[0], tok.start[1] + 1, f"Comment found: {text!r}"))
     except (tokenize.TokenError, SyntaxError):
         pass  # reported below by ast.parse
     try:
@@ -191,10 +191,10 @@ def no_comments_or_docstrings(code: str) -> list[Violation]:
         out.append(_syntax_violation(exc))
         return out
     lines = code.split("\n")
-    for expr in _docstring_nodes(tree):
-        out.append(
-            Violation("docstring", expr.lineno, _char_col(lines, expr.lineno, expr.col_offset), "docstring")
-        )
+    out.extend(
+        Violation("docstring", expr.lineno, _char_col(lines, expr.lineno, expr.col_offset), "Docstring found")
+        for expr in _docstring_nodes(tree)
+    )
     return out
 
 

@@ -18,6 +18,8 @@ from .errors import VibecheckError
 #: Command modules, in the order they appear in ``vibecheck --help``.
 COMMAND_MODULES: tuple[str, ...] = (
     "pytest_vibecheck.commands.instructions_cmd",
+    "pytest_vibecheck.commands.augment_cmd",
+    "pytest_vibecheck.commands.problems_cmd",
     "pytest_vibecheck.commands.verify_cmd",
     "pytest_vibecheck.commands.correlate_cmd",
     "pytest_vibecheck.commands.report_cmd",
@@ -26,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pytest_vibecheck.commands.merge_cmd",
     "pytest_vibecheck.commands.exec_cmd",
     "pytest_vibecheck.commands.envcheck_cmd",
+    "pytest_vibecheck.commands.results_cmd",
 )
 
 

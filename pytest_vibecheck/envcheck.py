@@ -24,7 +24,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from .problem import Problem
@@ -140,7 +140,7 @@ def required_modules(problem: Problem) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if n and n not in STDLIB and n != "__future__"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _available_here(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None

@@ -67,7 +67,12 @@ def test_spec_dict(test: TestSpec) -> dict[str, Any]:
 def cache_key(code: str, test: TestSpec, settings: Mapping[str, Any]) -> str:
     """sha256 hex digest of ``(schema, code, test specification, settings)``."""
     blob = json.dumps(
-        {"schema": EXEC_CACHE_SCHEMA, "code": code, "test": test_spec_dict(test), "settings": settings},
+        {
+            "schema": EXEC_CACHE_SCHEMA,
+            "code": code,
+            "test": test_spec_dict(test),
+            "settings": settings,
+        },
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -87,7 +92,13 @@ class ExecCache:
     object's operations.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = DEFAULT_EXEC_CACHE_PATH, *, busy_timeout_s: float = 60.0, retries: int = 8) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = DEFAULT_EXEC_CACHE_PATH,
+        *,
+        busy_timeout_s: float = 60.0,
+        retries: int = 8,
+    ) -> None:
         self.path = Path(path)
         self.busy_timeout_s = busy_timeout_s
         self.retries = retries
@@ -107,9 +118,13 @@ class ExecCache:
             folder.mkdir(parents=True, exist_ok=True)
             if folder.name == ".vibecheck" and not (folder / ".gitignore").exists():
                 with contextlib.suppress(OSError):
-                    (folder / ".gitignore").write_text("# created by pytest-vibecheck\n*\n", encoding="utf-8")
+                    (folder / ".gitignore").write_text(
+                        "# created by pytest-vibecheck\n*\n", encoding="utf-8"
+                    )
         try:
-            conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout_s, isolation_level=None)
+            conn = sqlite3.connect(
+                str(self.path), timeout=self.busy_timeout_s, isolation_level=None
+            )
             self._retry(lambda: self._setup(conn))
         except sqlite3.DatabaseError as exc:
             raise ExecCacheError(
@@ -131,7 +146,7 @@ class ExecCache:
         for attempt in range(self.retries + 1):
             try:
                 return op()
-            except sqlite3.OperationalError as exc:
+            except sqlite3.OperationalError as exc:  # noqa: PERF203 - a retry loop
                 if not _busy(exc) or attempt == self.retries:
                     raise
                 time.sleep(delay * (1 + random.random()))
@@ -142,10 +157,16 @@ class ExecCache:
         """The stored result dict for ``key``, or None (a miss, or the cache failed)."""
         try:
             row = self._retry(
-                lambda: self._conn().execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
+                lambda: (
+                    self._conn()
+                    .execute("SELECT result FROM results WHERE key = ?", (key,))
+                    .fetchone()
+                )
             )
         except (sqlite3.Error, OSError) as exc:
-            warnings.warn(f"execution cache {self.path}: read failed ({exc})", ExecCacheWarning, stacklevel=2)
+            warnings.warn(
+                f"execution cache {self.path}: read failed ({exc})", ExecCacheWarning, stacklevel=2
+            )
             row = None
         with self._lock:
             if row is None:
@@ -171,7 +192,9 @@ class ExecCache:
                 )
             )
         except (sqlite3.Error, OSError) as exc:
-            warnings.warn(f"execution cache {self.path}: write failed ({exc})", ExecCacheWarning, stacklevel=2)
+            warnings.warn(
+                f"execution cache {self.path}: write failed ({exc})", ExecCacheWarning, stacklevel=2
+            )
             return
         with self._lock:
             self.writes += 1

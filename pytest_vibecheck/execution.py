@@ -59,7 +59,7 @@ class ExecSettings:
     """How tests are run.
 
     - ``sandbox``: limits and isolation (its ``timeout_s`` is replaced per run by the wall
-      clock derived from the time limit: ``limit × cases + startup_s``).
+      clock derived from the time limit: ``limit x cases + startup_s``).
     - ``time_limit_s``: fixed limit in seconds (whole run, or per case for ``stdin`` and
       ``functional``); ``None`` = calibrated by ``calibrator`` when given, else
       :data:`DEFAULT_TIME_LIMITS`.
@@ -73,7 +73,9 @@ class ExecSettings:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     time_limit_s: float | None = None
     calibrator: Calibrator | None = field(default=None, compare=False)
-    default_time_limits: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_TIME_LIMITS))
+    default_time_limits: Mapping[str, float] = field(
+        default_factory=lambda: dict(DEFAULT_TIME_LIMITS)
+    )
     startup_s: float = 20.0
     float_tol: float = 1e-6
     check_env: bool = True
@@ -258,9 +260,7 @@ def _to_exec_result(
         status = job["status"]
         message = str(job.get("message", ""))
         if sres.writes_outside:
-            message = (
-                f"wrote outside its folder: {', '.join(sres.writes_outside[:5])}\n" + message
-            )
+            message = f"wrote outside its folder: {', '.join(sres.writes_outside[:5])}\n" + message
         return ExecResult(
             status=status,
             failed_tests=tuple(str(t) for t in job.get("failed_tests", ())),

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -33,6 +33,9 @@ from . import gate as gatemod
 from . import shard as shardmod
 from . import thresholds as thmod
 from .errors import VibecheckError
+
+if TYPE_CHECKING:
+    from .verdict import Verdict
 
 GATE_PROP = "vibecheck_gate"
 BENCH_PROP = "vibecheck"
@@ -172,7 +175,7 @@ class GateRun:
     config: gatemod.GateConfig
     diff: gatemod.GateDiff
     all_lines: bool
-    verdicts: dict[str, list[Any]] = field(default_factory=dict)
+    verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
 
     @classmethod
     def create(cls, config: pytest.Config, settings: CISettings) -> GateRun:
@@ -190,7 +193,7 @@ class GateRun:
             raise pytest.UsageError(f"vibecheck gate: {exc}") from None
         return cls(gconf, diff, settings.all_lines)
 
-    def file_verdicts(self, cf: gatemod.ChangedFile) -> list[Any]:
+    def file_verdicts(self, cf: gatemod.ChangedFile) -> list[Verdict]:
         """The verdicts of every declared instruction on file ``cf`` (one batch per file),
         in the order of the config. Raises whatever the verification engine raises."""
         if cf.path not in self.verdicts:
@@ -358,6 +361,21 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
     return report
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Show a verifier error of a gate item as its one-line cause, without a traceback."""
+    report = yield
+    if (
+        isinstance(item, GateItem)
+        and call.excinfo is not None
+        and isinstance(call.excinfo.value, GateInfraError)
+    ):
+        report.longrepr = f"{item.changed.path}: {call.excinfo.value}"
+    return report
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """In gate-only mode (``--vibe-gate`` without ``--vibe-model``) the test suite is not collected."""
     if config.stash[CI_SETTINGS_KEY].gate and not getattr(config.option, "vibe_model", None):
@@ -414,7 +432,7 @@ class CIReporter:
                 bench = value
         if gate_rec is not None:
             self.gate_records[report.nodeid] = gate_rec
-        if bench is not None:
+        if bench is not None and self.settings.thresholds and not self._has_summary():
             self._bench_record(report, bench)
         if report.failed and not hasattr(report, "wasxfail"):
             ours = gate_rec is not None or bench is not None
@@ -422,6 +440,11 @@ class CIReporter:
                 self.item_failures.add(report.nodeid)
             else:
                 self.other_failures.add(report.nodeid)
+
+    def _has_summary(self) -> bool:
+        from .reporting.session import SUMMARY_KEY
+
+        return SUMMARY_KEY in self.config.stash
 
     def _bench_record(self, report: pytest.TestReport, record: Mapping[str, Any]) -> None:
         """Keep a report item (record + node id + outcome) for the fallback aggregation."""

@@ -309,7 +309,8 @@ def _parse_verifier(doc: Any, params: Mapping[str, ParamSpec], path: Path) -> Ve
         raise DataFileError(path, f"expected true or false, got {preview!r}", field=p + "preview")
     for check in checks:
         if check not in _BUILTIN_CHECKS:
-            raise UnknownIdError("built-in check", check, _BUILTIN_CHECKS)
+            unknown_check = UnknownIdError("built-in check", check, _BUILTIN_CHECKS)
+            raise DataFileError(path, str(unknown_check), field=p + "checks")
     if kind == "ruff" and not rules:
         raise DataFileError(path, "a ruff verifier needs at least one rule", field=p + "rules")
     if kind == "builtin" and (rules or not checks):

@@ -13,6 +13,7 @@ unaffected. See docs/plugin.md.
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,8 +109,13 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if settings is None or not settings.active:
         return None
     cache = "off" if settings.cache_mode == "off" else f"{settings.cache} ({settings.cache_mode})"
+    here = Path(config.invocation_params.dir)
+    suites = [
+        str(Path(s).relative_to(here)) if Path(s).is_absolute() and Path(s).is_relative_to(here) else s
+        for s in settings.suites
+    ]
     return [
-        f"vibecheck: models {', '.join(settings.models)}; suites {', '.join(settings.suites)}; "
+        f"vibecheck: models {', '.join(settings.models)}; suites {', '.join(suites)}; "
         f"protocols {','.join(settings.protocols)}; k {','.join(map(str, settings.ks))}; "
         f"samples {settings.samples}; generation cache {cache}"
     ]

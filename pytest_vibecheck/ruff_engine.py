@@ -373,6 +373,7 @@ class _Unit:
 class _RunResult:
     diagnostics: list[dict[str, Any]] | None
     error: str | None = None
+    timed_out: bool = False
 
 
 @dataclass
@@ -413,7 +414,7 @@ class RuffEngine:
         """Path of the Ruff executable; raises FileNotFoundError if there is none."""
         if self._ruff_bin is None:
             try:
-                import ruff  # the PyPI package ships the binary
+                import ruff  # type: ignore[import-untyped]  # the package ships the binary
 
                 self._ruff_bin = os.fsdecode(ruff.find_ruff_bin())
             except (ImportError, FileNotFoundError):
@@ -524,51 +525,27 @@ class RuffEngine:
         target_version: str | None,
     ) -> None:
         with tempfile.TemporaryDirectory(prefix="vibecheck-ruff-", dir=base) as tmp:
-            root = os.path.realpath(tmp)
-            with open(os.path.join(root, "ruff.toml"), "w", encoding="utf-8") as fh:
-                fh.write("respect-gitignore = false\nlint.select = []\n")
-            folders: list[_Folder] = []
-            folder_of: dict[str, int] = {}
-            units: list[_Unit] = []
-            unit_of_path: dict[str, int] = {}
+            batch = _Batch(self, os.path.realpath(tmp), version, target_version)
             for i in chunk:
                 checks = distinct[i]
-                code = jobs[i].code
-                for g, members in enumerate(plan_groups(checks)):
-                    config = _config_text(tuple(checks[k] for k in members), target_version)
-                    f = folder_of.get(config)
-                    if f is None:
-                        f = len(folders)
-                        folder_of[config] = f
-                        fpath = os.path.join(root, f"c{f:05d}")
-                        os.mkdir(fpath)
-                        with open(os.path.join(fpath, "ruff.toml"), "w", encoding="utf-8") as fh:
-                            fh.write(config)
-                        folders.append(_Folder(fpath, config))
-                    path = os.path.join(folders[f].path, f"s{i:07d}_{g}.py")
-                    with open(path, "w", encoding="utf-8", errors="surrogatepass", newline="") as fh:
-                        fh.write(code)
-                    unit_of_path[path] = len(units)
-                    folders[f].units.append(len(units))
-                    units.append(_Unit(i, members, f, path))
-            diags: dict[int, list[dict[str, Any]]] = {}
-            unit_errors: dict[int, str] = {}
-            self._lint(root, [root], list(range(len(folders))), folders, units, unit_of_path,
-                       diags, unit_errors, version, top=True)
+                for members in plan_groups(checks):
+                    batch.add_unit(i, checks, members, jobs[i].code)
+            batch.lint_all()
         attributors: dict[tuple[RuffCheck, ...], _Attributor] = {}
-        for u, unit in enumerate(units):
+        for u, unit in enumerate(batch.units):
+            if u in batch.replaced:
+                continue
             checks = distinct[unit.job]
             row = outcomes[unit.job]
-            if u in unit_errors:
+            if u in batch.unit_errors:
                 for k in unit.members:
-                    row[k] = RuffOutcome(error=unit_errors[u], ruff_version=version)
+                    row[k] = RuffOutcome(error=batch.unit_errors[u], ruff_version=version)
                 continue
-            members = tuple(checks[k] for k in unit.members)
-            attributor = attributors.get(members)
+            group = tuple(checks[k] for k in unit.members)
+            attributor = attributors.get(group)
             if attributor is None:
-                attributor = attributors[members] = _Attributor(members)
-            attributed = _attribute(diags.get(u, []), attributor, version)
-            for k, outcome in zip(unit.members, attributed):
+                attributor = attributors[group] = _Attributor(group)
+            for k, outcome in zip(unit.members, _attribute(batch.diags.get(u, []), attributor, version), strict=True):
                 row[k] = outcome
 
     def _invoke(self, cwd: str, targets: list[str]) -> _RunResult:
@@ -584,7 +561,7 @@ class RuffEngine:
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            return _RunResult(None, f"Ruff timed out after {self.timeout:g} s")
+            return _RunResult(None, f"Ruff timed out after {self.timeout:g} s", timed_out=True)
         except OSError as exc:
             return _RunResult(None, f"Ruff cannot run: {exc}")
         stderr = proc.stderr.decode("utf-8", "replace")
@@ -598,94 +575,122 @@ class RuffEngine:
             return _RunResult(None, "Ruff printed unexpected JSON (not a list)")
         return _RunResult(data)
 
-    def _collect(
-        self,
-        result: _RunResult,
-        unit_of_path: dict[str, int],
-        diags: dict[int, list[dict[str, Any]]],
-    ) -> None:
+
+class _Batch:
+    """The temporary tree of one Ruff run and the isolation of failures inside it."""
+
+    def __init__(self, engine: RuffEngine, root: str, version: str, target_version: str | None) -> None:
+        self.engine = engine
+        self.root = root
+        self.version = version
+        self.target_version = target_version
+        self.folders: list[_Folder] = []
+        self.folder_of: dict[str, int] = {}
+        self.units: list[_Unit] = []
+        self.unit_of_path: dict[str, int] = {}
+        self.diags: dict[int, list[dict[str, Any]]] = {}
+        self.unit_errors: dict[int, str] = {}
+        self.replaced: set[int] = set()  # units split into one unit per check
+        self.codes: dict[int, str] = {}
+        self.checks: dict[int, tuple[RuffCheck, ...]] = {}
+        (Path(root) / "ruff.toml").write_text("respect-gitignore = false\nlint.select = []\n", encoding="utf-8")
+
+    def add_unit(
+        self, job: int, checks: tuple[RuffCheck, ...], members: tuple[int, ...], code: str, *, split: bool = False
+    ) -> int:
+        """Write ``code`` into the folder of the configuration of ``members``; returns the unit.
+
+        Units made by splitting a rejected group (``split``) get folders of their own.
+        """
+        config = _config_text(tuple(checks[k] for k in members), self.target_version)
+        key = ("split:" if split else "") + config
+        f = self.folder_of.get(key)
+        if f is None:
+            f = len(self.folders)
+            self.folder_of[key] = f
+            fpath = Path(self.root) / f"c{f:05d}"
+            fpath.mkdir()
+            (fpath / "ruff.toml").write_text(config, encoding="utf-8")
+            self.folders.append(_Folder(str(fpath), config))
+        u = len(self.units)
+        path = f"{self.folders[f].path}{os.sep}s{job:07d}_{u}.py"
+        Path(path).write_bytes(code.encode("utf-8", "surrogatepass"))
+        self.unit_of_path[path] = u
+        self.folders[f].units.append(u)
+        self.units.append(_Unit(job, members, f, path))
+        self.codes[u] = code
+        self.checks[u] = checks
+        return u
+
+    def lint_all(self) -> None:
+        self._lint([self.root], list(range(len(self.folders))))
+
+    def _collect(self, result: _RunResult) -> None:
         assert result.diagnostics is not None
         for d in result.diagnostics:
             name = str(d.get("filename", ""))
-            u = unit_of_path.get(name)
+            u = self.unit_of_path.get(name)
             if u is None:  # Ruff may print another spelling of the same path
-                u = unit_of_path.get(os.path.realpath(name))
+                u = self.unit_of_path.get(os.path.realpath(name))
             if u is not None:
-                diags.setdefault(u, []).append(d)
+                self.diags.setdefault(u, []).append(d)
 
-    def _lint(
-        self,
-        root: str,
-        targets: list[str],
-        folder_ids: list[int],
-        folders: list[_Folder],
-        units: list[_Unit],
-        unit_of_path: dict[str, int],
-        diags: dict[int, list[dict[str, Any]]],
-        unit_errors: dict[int, str],
-        version: str,
-        *,
-        top: bool = False,
-    ) -> None:
-        """Lint ``targets`` (the folders ``folder_ids``); on failure, split to isolate the cause."""
-        result = self._invoke(root, targets)
+    def _lint(self, targets: list[str], folder_ids: list[int]) -> None:
+        """Lint ``targets`` (holding the folders ``folder_ids``); on failure, isolate the cause."""
+        result = self.engine._invoke(self.root, targets)
         if result.diagnostics is not None:
-            self._collect(result, unit_of_path, diags)
+            self._collect(result)
             return
-        if result.error and "timed out" in result.error:
+        if result.timed_out:
             for f in folder_ids:
-                for u in folders[f].units:
-                    unit_errors[u] = f"Ruff {version}: {result.error}"
+                for u in self.folders[f].units:
+                    self.unit_errors[u] = f"Ruff {self.version}: {result.error}"
             return
         if len(folder_ids) > 1:
             half = len(folder_ids) // 2
             for part in (folder_ids[:half], folder_ids[half:]):
-                self._lint(root, [folders[f].path for f in part], part, folders, units,
-                           unit_of_path, diags, unit_errors, version)
+                self._lint([self.folders[f].path for f in part], part)
             return
-        # One folder failed: is it its configuration, or one of its files?
-        folder = folders[folder_ids[0]]
-        probe_dir = folder.path + "_probe"
-        os.mkdir(probe_dir)
-        with open(os.path.join(probe_dir, "ruff.toml"), "w", encoding="utf-8") as fh:
-            fh.write(folder.config)
-        with open(os.path.join(probe_dir, "probe.py"), "w", encoding="utf-8") as fh:
-            fh.write("x = 1\n")
-        probe = self._invoke(root, [probe_dir])
-        if probe.diagnostics is None:
-            msg = f"Ruff {version} rejected the configuration: {probe.error}"
-            for u in folder.units:
-                unit_errors[u] = msg
-            return
-        self._bisect_files(root, list(folder.units), units, unit_of_path, diags, unit_errors,
-                           version, result.error or "Ruff failed")
+        self._isolate_folder(folder_ids[0], result.error or "Ruff failed")
 
-    def _bisect_files(
-        self,
-        root: str,
-        unit_ids: list[int],
-        units: list[_Unit],
-        unit_of_path: dict[str, int],
-        diags: dict[int, list[dict[str, Any]]],
-        unit_errors: dict[int, str],
-        version: str,
-        error: str,
-    ) -> None:
-        if len(unit_ids) == 1:
-            result = self._invoke(root, [units[unit_ids[0]].path])
-            if result.diagnostics is not None:
-                self._collect(result, unit_of_path, diags)
-            else:
-                unit_errors[unit_ids[0]] = f"Ruff {version} failed on this code: {result.error}"
+    def _isolate_folder(self, f: int, error: str) -> None:
+        """One folder failed: its configuration (probe it alone), or one of its files?"""
+        folder = self.folders[f]
+        probe_dir = Path(folder.path + "_probe")
+        probe_dir.mkdir()
+        (probe_dir / "ruff.toml").write_text(folder.config, encoding="utf-8")
+        (probe_dir / "probe.py").write_text("x = 1\n", encoding="utf-8")
+        probe = self.engine._invoke(self.root, [str(probe_dir)])
+        if probe.diagnostics is not None:
+            self._bisect_files(list(folder.units), error)
             return
-        result = self._invoke(root, [units[u].path for u in unit_ids])
+        if all(len(self.units[u].members) == 1 for u in folder.units):
+            msg = f"Ruff {self.version} rejected the configuration: {probe.error}"
+            for u in folder.units:
+                self.unit_errors[u] = msg
+            return
+        # A group was rejected: judge each of its checks in its own configuration, so a bad
+        # check (an unknown or removed rule, a bad setting) only errors itself.
+        before = len(self.folders)
+        for u in list(folder.units):
+            unit = self.units[u]
+            self.replaced.add(u)
+            for k in unit.members:
+                self.add_unit(unit.job, self.checks[u], (k,), self.codes[u], split=True)
+        new = list(range(before, len(self.folders)))
+        self._lint([self.folders[g].path for g in new], new)
+
+    def _bisect_files(self, unit_ids: list[int], error: str) -> None:
+        result = self.engine._invoke(self.root, [self.units[u].path for u in unit_ids])
         if result.diagnostics is not None:
-            self._collect(result, unit_of_path, diags)
+            self._collect(result)
+            return
+        if len(unit_ids) == 1:
+            self.unit_errors[unit_ids[0]] = f"Ruff {self.version} failed on this code: {result.error}"
             return
         half = len(unit_ids) // 2
         for part in (unit_ids[:half], unit_ids[half:]):
-            self._bisect_files(root, part, units, unit_of_path, diags, unit_errors, version,
-                               result.error or error)
+            self._bisect_files(part, result.error or error)
 
 
 def _is_syntax(code: object) -> bool:

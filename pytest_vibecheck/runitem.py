@@ -29,7 +29,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
-import os
 import threading
 import time
 import uuid
@@ -69,8 +68,10 @@ NO_CODE_RULE = "NO-CODE"
 MAX_MESSAGE = 2000
 #: Violations listed per instruction in the failure text.
 MAX_VIOLATIONS_SHOWN = 8
-#: Items prepared together (generation, one Ruff batch, tests).
+#: Most items prepared together (generation, one Ruff batch, tests).
 WINDOW = 32
+#: An item whose generations took longer than this (seconds) keeps the window small.
+SLOW_GENERATION_S = 0.5
 
 Judged = tuple[tuple[int, str, dict[str, Any]], ...]
 
@@ -483,51 +484,40 @@ def _verify(works: Sequence[Work]) -> None:
 # ---------------------------------------------------------------- stage 3: tests
 
 
-def _sandbox_threads() -> int:
-    """Sandbox runs at once in this process: the CPUs shared among the xdist workers."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    return max(1, (os.cpu_count() or 1) // max(1, workers))
-
-
 def _test(runtime: Runtime, works: Sequence[Work]) -> None:
-    """Stage 3: run each item's distinct programs in the sandbox
-    (:func:`pytest_vibecheck.execution.run_tests`, with the sandbox's result cache), several at
-    once when the process has CPUs to spare."""
-    from .execution import run_tests
+    """Stage 3: run each item's distinct programs in the sandbox with the sandbox's result
+    cache, several at once (:func:`pytest_vibecheck.runner.run_many`: the CPUs shared among the
+    xdist workers)."""
+    from .runner import run_many
 
-    jobs: dict[tuple[int, str], Any] = {}
+    keys: list[tuple[int, str]] = []
+    pairs: list[tuple[str, Any]] = []
     for w in works:
         if w.live:
             for t in w.turns:
-                jobs.setdefault((id(w), t.extraction.code), (w, t.extraction.code))
-    cache = runtime.exec_cache()
-
-    def run(job: tuple[Work, str]) -> tuple[dict[str, Any] | None, str | None, float]:
-        w, code = job
-        t0 = time.perf_counter()
-        try:
-            res = run_tests(code, w.spec.problem, settings=runtime.exec_settings, cache=cache)
-        except VibecheckError as exc:
-            return None, str(exc), time.perf_counter() - t0
-        except Exception as exc:  # a sandbox bug is an infrastructure failure, never the model's
-            return None, _describe(exc), time.perf_counter() - t0
-        return _tests_dict(res), None, time.perf_counter() - t0
-
-    n = min(_sandbox_threads(), len(jobs))
-    if n > 1:
-        with ThreadPoolExecutor(max_workers=n, thread_name_prefix="vibecheck-tests") as pool:
-            outs = dict(zip(jobs, pool.map(run, jobs.values()), strict=True))
-    else:
-        outs = {key: run(job) for key, job in jobs.items()}
+                key = (id(w), t.extraction.code)
+                if key not in keys:
+                    keys.append(key)
+                    pairs.append((t.extraction.code, w.spec.problem))
+    if not pairs:
+        return
+    t0 = time.perf_counter()
+    try:
+        results = run_many(pairs, runtime.exec_settings, runtime.exec_cache())
+    except Exception as exc:  # a sandbox bug is an infrastructure failure, never the model's
+        msg = str(exc) if isinstance(exc, VibecheckError) else _describe(exc)
+        for w in works:
+            if w.live:
+                w.error = VibeInfraError("sandbox_error", msg)
+        return
+    outs = {key: _tests_dict(res) for key, res in zip(keys, results, strict=True)}
+    seconds = (time.perf_counter() - t0) / max(1, len({k[0] for k in keys}))
     for w in works:
         if not w.live:
             continue
+        w.timing["tests"] += seconds
         for t in w.turns:
-            tests, err, seconds = outs[(id(w), t.extraction.code)]
-            w.timing["tests"] += seconds
-            if err is not None or tests is None:
-                w.error = VibeInfraError("sandbox_error", err or "the sandbox failed")
-                break
+            tests = outs[(id(w), t.extraction.code)]
             t.tests = tests
             if tests["status"] == "error":
                 w.error = VibeInfraError("sandbox_error", tests["message"] or "the sandbox failed")
@@ -548,16 +538,22 @@ def prepare(runtime: Runtime, works: Sequence[Work]) -> None:
 
 
 class Prefetcher:
-    """Prepares the next :data:`WINDOW` items this process will run, in one go.
+    """Prepares the next items this process will run, in one go.
 
     The upcoming items are the session's items after the current one, or, on an xdist worker,
     the items already queued for this worker (read from pytest-xdist's worker queue; if that is
     not available, only the current item). Prepared items are kept until their own setup.
+
+    The window adapts: it starts at ``--vibe-concurrency`` items (so calls to a slow API are
+    spread over items and no item waits for many rounds of calls), doubles up to
+    :data:`WINDOW` while generations are fast (cache hits, offline models: then the batch pays
+    off in fewer Ruff processes), and falls back when they are slow again.
     """
 
     def __init__(self, runtime: Runtime, window: int = WINDOW) -> None:
         self.runtime = runtime
-        self.window = window
+        self.max_window = window
+        self.window = max(1, min(window, runtime.settings.concurrency))
         self._ready: dict[str, Work] = {}
         self._index: dict[str, int] | None = None
 
@@ -577,7 +573,8 @@ class Prefetcher:
             if self._index is None:
                 self._index = {it.nodeid: i for i, it in enumerate(items)}
             start = self._index.get(item.nodeid)
-            indices = list(range(start + 1, len(items))) if start is not None else []
+            stop = min(len(items), (start or 0) + 1 + 4 * self.max_window)
+            indices = list(range(start + 1, stop)) if start is not None else []
         out = [item]
         for i in indices:
             if len(out) >= self.window:
@@ -593,9 +590,12 @@ class Prefetcher:
         work = self._ready.pop(item.nodeid, None)
         if work is not None:
             return work
-        batch = self._upcoming(item) if self.window > 1 else [item]
+        batch = self._upcoming(item)
         works = [Work(it.spec) for it in batch]
         prepare(self.runtime, works)
+        slow = max(w.timing["generate"] for w in works) > SLOW_GENERATION_S
+        base = max(1, min(self.max_window, self.runtime.settings.concurrency))
+        self.window = base if slow else min(self.max_window, self.window * 2)
         for it, w in zip(batch[1:], works[1:], strict=True):
             self._ready[it.nodeid] = w
         return works[0]
@@ -627,6 +627,7 @@ def new_record(spec: ItemSpec) -> dict[str, Any]:
         "no_code": False,
         "timing": {"generate": 0.0, "tests": 0.0, "verify": 0.0, "total": 0.0},
         "ruff_version": None,
+        "failure": None,
     }
 
 
@@ -665,6 +666,7 @@ def run_item_for(item: VibeItem) -> ItemOutcome:
         time.perf_counter() - t0
     )
     text = "" if final.passed else failure_text(spec, work.turns)
+    record["failure"] = text or None
     return ItemOutcome(final.passed, text, record)
 
 

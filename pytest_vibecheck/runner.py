@@ -26,7 +26,9 @@ def default_workers() -> int:
     Reads ``PYTEST_XDIST_WORKER_COUNT`` (set by xdist in its workers), so ``-n 2`` on a
     4-core machine gives each worker 2 sandboxes at a time.
     """
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cpus = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
     try:
         xdist = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     except ValueError:
@@ -73,8 +75,12 @@ def run_many(
         code, problem = pairs[i]
         try:
             res = run_tests(code, problem, settings, cache)
-        except Exception as exc:  # noqa: BLE001 - one bad item must not lose the others
-            res = ExecResult(status="error", message=f"runner: {type(exc).__name__}: {exc}", task_id=problem.task_id)
+        except Exception as exc:
+            res = ExecResult(
+                status="error",
+                message=f"runner: {type(exc).__name__}: {exc}",
+                task_id=problem.task_id,
+            )
         results[i] = res
         if on_result is not None:
             on_result(i, res)

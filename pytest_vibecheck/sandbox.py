@@ -22,6 +22,10 @@
 stdout and stderr are captured and truncated to ``max_output_bytes`` each.
 """
 
+# ruff: noqa: PTH100, PTH101, PTH109, PTH112, PTH116, PTH118, PTH120, PTH123, PTH208
+# (os.path/open on purpose: this low-level code runs at every sandbox start, where
+#  importing pathlib costs time, and it works with raw file descriptors and mounts.)
+
 from __future__ import annotations
 
 import atexit
@@ -248,9 +252,7 @@ def _probe_capabilities() -> Capabilities:
     unshare = shutil.which("unshare") if sys.platform.startswith("linux") else None
     expose = _expose_plan() if root else ()
     if unshare is None:
-        return Capabilities(
-            root, (), (), "process", "unshare not found (Linux util-linux)", expose
-        )
+        return Capabilities(root, (), (), "process", "unshare not found (Linux util-linux)", expose)
     base = [unshare] if root else [unshare, "--user", "--map-root-user"]
     rest = ["--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc"]
     for extra in (rest, ["--mount", "--pid", "--fork", "--mount-proc", "--ipc"], ["--mount"]):
@@ -260,9 +262,7 @@ def _probe_capabilities() -> Capabilities:
                 "namespaces-root" if root else "namespaces-user"
             )
             return Capabilities(root, args, ("--net",), mode, "ok", expose)
-    return Capabilities(
-        root, (), (), "process", "unshare is present but refused to run", expose
-    )
+    return Capabilities(root, (), (), "process", "unshare is present but refused to run", expose)
 
 
 def _others_can_enter(path: str) -> bool:
@@ -377,9 +377,7 @@ def _count_own_processes() -> int:
 # --------------------------------------------------------------------------- environment
 
 
-def sandbox_env(
-    home: str, tmpdir: str, settings: SandboxSettings, python: str
-) -> dict[str, str]:
+def sandbox_env(home: str, tmpdir: str, settings: SandboxSettings, python: str) -> dict[str, str]:
     """The child's whole environment: a safe minimum, never a secret or proxy variable."""
     bin_dir = os.path.dirname(os.path.abspath(python))
     env = {
@@ -694,8 +692,10 @@ def run_in_sandbox(
     if (script is None) == (argv is None):
         raise SandboxError("give exactly one of script= or argv=")
     settings = settings or SandboxSettings()
-    caps = capabilities() if settings.namespaces else Capabilities(
-        os.geteuid() == 0, (), (), "process", "namespaces disabled in settings"
+    caps = (
+        capabilities()
+        if settings.namespaces
+        else Capabilities(os.geteuid() == 0, (), (), "process", "namespaces disabled in settings")
     )
     python = settings.python or sys.executable
     use_ns = caps.mode != "process"
@@ -798,7 +798,9 @@ def _run(
         os.lseek(stdin_fd, 0, os.SEEK_SET)
     server = (
         _fork_server(python)
-        if settings.fork_server and caps.mode == "namespaces-root" and cfg["pid_ns"]
+        if settings.fork_server
+        and caps.mode == "namespaces-root"
+        and cfg["pid_ns"]
         and cfg["mount_ns"]
         else None
     )
@@ -889,8 +891,9 @@ def _run(
     stderr, err_trunc = _decode(err, err_total, settings.max_output_bytes)
     network: NetworkState = "blocked" if boot.get("network") == "blocked" else "open"
     guard: WriteGuard = (
-        "prevented" if (uid is not None and boot.get("uid") == uid and private_tmp) else
-        ("detected" if watch else "none")
+        "prevented"
+        if (uid is not None and boot.get("uid") == uid and private_tmp)
+        else ("detected" if watch else "none")
     )
     limits = {
         "timeout_s": settings.timeout_s,
@@ -899,7 +902,9 @@ def _run(
         "address_space_mb": round(boot["address_space_bytes"] / 2**20, 1)
         if "address_space_bytes" in boot
         else None,
-        "baseline_mb": round(boot["baseline_bytes"] / 2**20, 1) if "baseline_bytes" in boot else None,
+        "baseline_mb": round(boot["baseline_bytes"] / 2**20, 1)
+        if "baseline_bytes" in boot
+        else None,
         "nproc": settings.nproc,
         "fsize_mb": settings.fsize_mb,
         "nofile": settings.nofile,
@@ -926,8 +931,12 @@ def _run(
     elif not boot:
         status = "error"
         error = f"sandbox did not start (exit status {rc}): {stderr.strip()[-500:]}"
-    elif job is None and rc is not None and (
-        -rc in (signal.SIGXCPU, signal.SIGKILL) or rc - 128 in (signal.SIGXCPU, signal.SIGKILL)
+    elif (
+        job is None
+        and rc is not None
+        and (
+            -rc in (signal.SIGXCPU, signal.SIGKILL) or rc - 128 in (signal.SIGXCPU, signal.SIGKILL)
+        )
     ):
         status = "timeout"  # CPU limit: SIGXCPU at the soft limit, SIGKILL at the hard one
     if (
@@ -995,7 +1004,9 @@ def probe_network(settings: SandboxSettings | None = None) -> dict[str, Any]:
         "    print('REFUSED', type(e).__name__, e.errno)\n"
     )
     try:
-        res = run_in_sandbox(argv=[settings.python or sys.executable, "-c", code], settings=settings)
+        res = run_in_sandbox(
+            argv=[settings.python or sys.executable, "-c", code], settings=settings
+        )
     finally:
         srv.close()
     connected = "CONNECTED" in res.stdout

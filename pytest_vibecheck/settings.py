@@ -457,10 +457,23 @@ def resolve_settings(
             "VIBECHECK_MODEL, or set model in [tool.vibecheck] of pyproject.toml"
         )
     root = Path(config.rootpath)
+    invocation = Path(config.invocation_params.dir)
+
+    def base(name: str) -> Path:
+        # relative paths: to the invocation folder when given on the command line or in the
+        # environment (as pytest's --junitxml), to the rootdir when read from a file
+        src = sources.get(name, "default")
+        return invocation if src.startswith(("--", "environment")) else root
+
     for name in ("cache", "report", "junitxml"):
         p = values.get(name)
         if isinstance(p, Path) and not p.is_absolute():
-            values[name] = root / p
+            values[name] = base(name) / p
+    if "suites" in values:
+        values["suites"] = tuple(
+            str(base("suites") / s) if not Path(s).is_absolute() and (base("suites") / s).is_dir() else s
+            for s in values["suites"]
+        )
     if "cache" not in values:
         values["cache"] = root / ".vibecheck" / "cache.sqlite"
     if not active:

@@ -145,7 +145,7 @@ def verify_batch(
     job_of_text: dict[tuple[int, str], int] = {}
     cache = _ParamCache()
     for i, item in enumerate(items):
-        where = f"item {i}" + (f" ({item.label})" if item.label else "")
+        where = item.label or f"item {i}"
         code, reply = _resolve_texts(item, where)
         extracted: str | None = None
         row: list[_Planned] = []
@@ -184,7 +184,7 @@ def verify_batch(
                 job_checks.append([])
             planned.job_slot = (j, len(job_checks[j]))
             job_checks[j].append(planned.check)
-    jobs = [RuffJob(job.code, tuple(checks)) for job, checks in zip(jobs, job_checks)]
+    jobs = [RuffJob(job.code, tuple(checks)) for job, checks in zip(jobs, job_checks, strict=True)]
     outcomes = eng.run(jobs) if jobs else []
     return [[_verdict(p, outcomes) for p in row] for row in plans]
 

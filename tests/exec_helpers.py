@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_vibecheck.problem import Problem, TestCase, TestSpec
 
-BCB_TEST = '''
+BCB_TEST = """
 import unittest
 
 class TestCases(unittest.TestCase):
@@ -13,13 +13,13 @@ class TestCases(unittest.TestCase):
 
     def test_negative(self):
         self.assertEqual(task_func(-3), 9)
-'''
+"""
 
-HUMANEVAL_TEST = '''
+HUMANEVAL_TEST = """
 def check(candidate):
     assert candidate(2, 3) == 5
     assert candidate(-1, 1) == 0
-'''
+"""
 
 
 def bcb_problem(test_code: str = BCB_TEST, libs: tuple[str, ...] = ()) -> Problem:
@@ -68,7 +68,7 @@ def functional_problem(cases: list[tuple[str, str]], method: str = "twoSum") -> 
     )
 
 
-TWO_SUM = '''
+TWO_SUM = """
 class Solution:
     def twoSum(self, nums: List[int], target: int) -> List[int]:
         seen = {}
@@ -77,4 +77,4 @@ class Solution:
                 return (seen[target - x], i)
             seen[x] = i
         return []
-'''
+"""

@@ -179,6 +179,30 @@ def test_no_fail_items_makes_the_gate_advisory(
     result.stdout.fnmatch_lines(["vibecheck: 2 failed vibecheck item(s) ignored (--vibe-no-fail-items)"])
 
 
+def test_a_verifier_error_is_an_error_not_a_violation(
+    pytester: pytest.Pytester, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pytest_vibecheck import verify
+    from pytest_vibecheck.verdict import Verdict
+
+    def broken(items: list[verify.VerifyItem], **kw: object) -> list[list[Verdict]]:
+        return [[Verdict.failed_to_judge(i, "ruff crashed (exit 2)") for i, _ in it.instructions]
+                for it in items]
+
+    monkeypatch.setattr(verify, "verify_batch", broken)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    result = pytester.runpytest("--vibe-gate", "--vibe-base", "main", "--vibe-no-fail-items",
+                                "-p", "no:cacheprovider", "-rE")
+    result.assert_outcomes(failed=1, errors=6)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # errors still fail the run
+    result.stdout.fnmatch_lines(["ERROR mod.py::gate?style_3? - mod.py: verifier error: ruff crashed (exit 2)"])
+    assert not any(ln.startswith("::error file=mod.py") for ln in result.outlines)
+    text = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "## vibecheck gate: failed" in text  # the syntax item
+    assert "- error (not counted as a violation): `mod.py` style_3: verifier error: ruff crashed (exit 2)" in text
+
+
 def test_params_labels_and_k_selection(pytester: pytest.Pytester, repo: Path) -> None:
     write(repo, {"pyproject.toml": """
 [tool.vibecheck.gate]

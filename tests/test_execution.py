@@ -214,7 +214,9 @@ def test_missing_library_is_skipped_before_running() -> None:
     prob = bcb_problem(libs=(lib,))
     res = run_tests(prob.canonical_solution or "", prob, FAST)
     assert res.status == "skipped"
-    assert res.message == f"environment: missing module {lib} (pip install {envcheck.pypi_name(lib)})"
+    assert (
+        res.message == f"environment: missing module {lib} (pip install {envcheck.pypi_name(lib)})"
+    )
     assert not res.is_verdict
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 import xmlschema
-
 from plugin_helpers import ADD, fenced, write_script, write_tiny_suite
+
 from pytest_vibecheck.protocols import SYSTEM_PROMPT
 from pytest_vibecheck.reporting.json_report import load_report
 

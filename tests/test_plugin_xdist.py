@@ -3,19 +3,20 @@ the generation cache, which stays intact."""
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_helpers import write_many_suite, write_script, write_tiny_suite
 
-from plugin_helpers import SLOW_CONFTEST, write_many_suite, write_script, write_tiny_suite
 from pytest_vibecheck.reporting.json_report import load_report
 
 pytest.importorskip("xdist")
@@ -35,10 +36,37 @@ def _strip(report: dict[str, Any]) -> tuple[Any, Any]:
     return report["aggregates"], items
 
 
-def test_n2_and_n0_give_identical_aggregates(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_tiny_suite(pytester.path / "suite")
+@pytest.fixture
+def workdir() -> Any:
+    """A world-enterable folder outside pytest's 0700 basetemp, for subprocess runs (the sandbox
+    hides folders under /tmp that others cannot enter)."""
+    with tempfile.TemporaryDirectory(prefix="vibecheck-xdist-") as d:
+        Path(d).chmod(0o755)
+        (Path(d) / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
+        yield Path(d)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTHONPATH", "PYTEST_ADDOPTS")}
+    env.update(extra)
+    return env
+
+
+def _pytest(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+def _summary(out: str) -> str:
+    return out.split("vibecheck summary", 1)[1].split("=====", 1)[0]
+
+
+def test_n2_and_n0_give_identical_aggregates(workdir: Path) -> None:
+    write_tiny_suite(workdir / "suite")
     script = write_script(
-        pytester.path / "script.json",
+        workdir / "script.json",
         "bot",
         rules=[
             {"task_id": "t/sign", "label": "multi-k2", "reply": "no code today"},
@@ -47,21 +75,19 @@ def test_n2_and_n0_give_identical_aggregates(pytester: pytest.Pytester, monkeypa
         ],
         usage={"input_tokens": 3, "output_tokens": 4},
     )
-    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
-    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    env = _env(VIBECHECK_SCRIPTED=str(script))
     args = ("--vibe-model", "scripted:bot", "--vibe-model", "reference", "--vibe-suite", "suite",
-            "--vibe-k", "1,2", "--vibe-cache-mode", "off", "-p", "no:cacheprovider")
-    r0 = pytester.runpytest_subprocess(*args, "-n", "0", "--vibe-report", "n0.json")
-    r2 = pytester.runpytest_subprocess(*args, "-n", "2", "--vibe-report", "n2.json")
-    assert r0.parseoutcomes() == r2.parseoutcomes()
-    assert r0.parseoutcomes()["failed"] > 0
-    rep0, rep2 = load_report(pytester.path / "n0.json"), load_report(pytester.path / "n2.json")
+            "--vibe-k", "1,2", "--vibe-cache-mode", "off", "-q")
+    r0 = _pytest(workdir, *args, "-n", "0", "--vibe-report", "n0.json", env=env)
+    r2 = _pytest(workdir, *args, "-n", "2", "--vibe-report", "n2.json", env=env)
+    assert r0.returncode == r2.returncode == 1, r0.stdout[-3000:] + r2.stdout[-3000:]
+    assert r0.stdout.splitlines()[-1].split(" in ")[0] == r2.stdout.splitlines()[-1].split(" in ")[0]
+    assert "error" not in r0.stdout.splitlines()[-1]
+    rep0, rep2 = load_report(workdir / "n0.json"), load_report(workdir / "n2.json")
     assert rep2["run"]["workers"] == 2
+    assert len(rep0["aggregates"]) == 10  # 2 models x (baseline, single 1, single 2, multi 1, multi 2)
     assert _strip(rep0) == _strip(rep2)
-    assert len(rep0["aggregates"]) == 8  # 2 models x (baseline, single 1, single 2, multi 1, multi 2) - 0
-    summary0 = r0.stdout.str().split("vibecheck summary", 1)[1].split("=====", 1)[0]
-    summary2 = r2.stdout.str().split("vibecheck summary", 1)[1].split("=====", 1)[0]
-    assert summary0 == summary2
+    assert _summary(r0.stdout) == _summary(r2.stdout)
 
 
 def _rows(db: Path) -> int:
@@ -69,32 +95,26 @@ def _rows(db: Path) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
 
 
-def test_killed_run_resumes_from_the_cache(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    n_tasks = 24
-    write_many_suite(pytester.path / "suite", n_tasks)
-    log = pytester.path / "requests.jsonl"
-    pytester.makeconftest(SLOW_CONFTEST.format(delay=0.25, log=str(log)))
-    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
-    db = pytester.path / "gen.sqlite"
-    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--vibe-model", "scripted:slow",
-            "--vibe-suite", "suite", "--vibe-protocol", "baseline,single", "--vibe-k", "1",
-            "--vibe-cache", str(db), "-n", "2", "-q"]
+def test_killed_run_resumes_from_the_cache(workdir: Path) -> None:
+    n_tasks = 150
+    write_many_suite(workdir / "suite", n_tasks)
+    log = workdir / "requests.jsonl"
+    script = write_script(workdir / "script.json", "bot", log=log)
+    env = _env(VIBECHECK_SCRIPTED=str(script))
+    db = workdir / "gen.sqlite"
+    args = ["--vibe-model", "scripted:bot", "--vibe-suite", "suite", "--vibe-protocol", "baseline,single",
+            "--vibe-k", "1", "--vibe-cache", str(db), "-n", "2", "-q"]
     total_keys = 2 * n_tasks  # baseline and single-k1 per task
-    proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=workdir,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if db.exists():
-                try:
-                    if _rows(db) >= 8:
-                        break
-                except sqlite3.Error:
-                    pass
-            if proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        assert proc.poll() is None, "the run finished before it could be killed; slow the model down"
+        while time.monotonic() < deadline and proc.poll() is None:
+            with contextlib.suppress(sqlite3.Error):
+                if db.exists() and _rows(db) >= 8:
+                    break
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run finished before it could be killed"
         os.killpg(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
@@ -104,10 +124,10 @@ def test_killed_run_resumes_from_the_cache(pytester: pytest.Pytester, monkeypatc
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     requests_before = len(log.read_text(encoding="utf-8").splitlines())
 
-    result = pytester.runpytest_subprocess(*args[3:], "--vibe-report", "resume.json")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED  # items fail on doc_1; none errors
-    assert "error" not in result.parseoutcomes()
-    report = load_report(pytester.path / "resume.json")
+    result = _pytest(workdir, *args, "--vibe-report", "resume.json", env=env)
+    assert result.returncode == 1, result.stdout[-3000:]  # items fail on doc_1; none errors
+    assert "error" not in result.stdout.splitlines()[-1]
+    report = load_report(workdir / "resume.json")
     assert len(report["items"]) == total_keys
     new_requests = len(log.read_text(encoding="utf-8").splitlines()) - requests_before
     # every generation committed before the kill came from the cache: only the rest was generated
@@ -116,4 +136,3 @@ def test_killed_run_resumes_from_the_cache(pytester: pytest.Pytester, monkeypatc
     assert _rows(db) == total_keys
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    json.dumps(report)  # serialisable

@@ -9,12 +9,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from exec_helpers import humaneval_problem
 
 from pytest_vibecheck import sandbox
 from pytest_vibecheck.execution import ExecSettings, run_tests
 from pytest_vibecheck.sandbox import SandboxError, SandboxSettings, run_in_sandbox
-
-from exec_helpers import humaneval_problem
 
 PY = sys.executable
 CAPS = sandbox.capabilities()
@@ -130,7 +129,10 @@ def test_fork_bomb_is_bounded_and_cleaned_up(fork_server: bool) -> None:
 
 @needs_root_ns
 def test_real_fork_bomb_times_out_and_leaves_nothing() -> None:
-    res = run_py("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", timeout_s=3)
+    res = run_py(
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+        timeout_s=3,
+    )
     assert res.status == "timeout"
     assert res.duration_s < 10
     assert processes_of(res.isolation["uid"]) == []
@@ -156,9 +158,7 @@ def test_loop_that_ignores_the_alarm_is_killed_by_the_wall_clock() -> None:
 
 
 def test_allocating_50_gb_fails_cleanly() -> None:
-    prob = humaneval_problem(
-        "def check(candidate):\n    candidate(1, 2)\n"
-    )
+    prob = humaneval_problem("def check(candidate):\n    candidate(1, 2)\n")
     code = "def add(a, b):\n    return len(bytearray(50 * 2**30))\n"
     res = run_tests(code, prob, ExecSettings(time_limit_s=20))
     assert res.status == "failed"
@@ -291,7 +291,9 @@ def test_probe_network_reports_blocked() -> None:
 
 
 def test_require_network_block_errors_when_it_cannot_be_blocked() -> None:
-    res = run_py("print(1)", namespaces=False, isolate_user=False, require_network_block=True, watch_paths=())
+    res = run_py(
+        "print(1)", namespaces=False, isolate_user=False, require_network_block=True, watch_paths=()
+    )
     assert res.status == "error"
     assert "could not be blocked" in (res.error or "")
 

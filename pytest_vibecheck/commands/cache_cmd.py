@@ -32,6 +32,9 @@ def register(sub: Any) -> None:
     from .cache_transfer_cmd import register_actions  # export / import (issue 6)
 
     register_actions(actions)
+    from .replay_export_cmd import register_actions as register_replay_export  # issue 8
+
+    register_replay_export(actions)
 
 
 def _when(ts: float | None) -> str:

@@ -16,7 +16,9 @@ def register(sub: Any) -> None:
         "env-check", help="list the tasks of a suite this environment can run"
     )
     p.add_argument("suite", help="suite name or folder")
-    p.add_argument("--python", default=None, help="interpreter the sandbox uses (default: this one)")
+    p.add_argument(
+        "--python", default=None, help="interpreter the sandbox uses (default: this one)"
+    )
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.add_argument("--list", action="store_true", help="list every skipped task with its reason")
     p.set_defaults(func=run)

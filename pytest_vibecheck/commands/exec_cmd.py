@@ -45,8 +45,12 @@ def register(sub: Any) -> None:
         help="fixed time limit in seconds (default: calibrated on this machine)",
     )
     p.add_argument("--floor", type=float, default=5.0, metavar="S", help="calibration floor (s)")
-    p.add_argument("--factor", type=float, default=4.0, help="calibration factor (× reference time)")
-    p.add_argument("--memory-mb", type=int, default=4096, help="address space above the start size (MiB)")
+    p.add_argument(
+        "--factor", type=float, default=4.0, help="calibration factor (x reference time)"
+    )
+    p.add_argument(
+        "--memory-mb", type=int, default=4096, help="address space above the start size (MiB)"
+    )
     p.add_argument("--allow-network", action="store_true", help="do not block the network")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     p.add_argument(

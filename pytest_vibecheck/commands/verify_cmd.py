@@ -100,12 +100,14 @@ def _run_single(args: argparse.Namespace) -> int:
         registry.get(iid)  # unknown id -> UnknownIdError with suggestions (exit 2)
         pairs.append((iid, params))
     text = _read_text(args.file)
+    name = "<stdin>" if args.file == "-" else args.file
     item = VerifyItem(
         pairs,
         reply=text if args.reply else None,
         code=None if args.reply else text,
         entry_point=args.entry_point,
         extract_mode=args.extract,
+        label=name,
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ParameterWarning)
@@ -113,7 +115,6 @@ def _run_single(args: argparse.Namespace) -> int:
     for w in caught:
         if issubclass(w.category, ParameterWarning):
             print(f"vibecheck verify: warning: {w.message}", file=sys.stderr)
-    name = "<stdin>" if args.file == "-" else args.file
     if args.json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=2))
     else:
@@ -135,7 +136,7 @@ def _print_verdicts(verdicts: list[Verdict], name: str, out: TextIO) -> None:
             print(f"  {name}:{x.line}:{x.column} {x.rule} {x.message}", file=out)
 
 
-def _parse_line(raw: str, registry: Any) -> tuple[str, VerifyItem]:
+def _parse_line(raw: str, registry: Any) -> tuple[str | int, VerifyItem]:
     """One batch input line -> (id, item); raises ValueError with the reason."""
     try:
         obj = json.loads(raw)
@@ -204,10 +205,10 @@ def _run_batch(path: Path, out_name: str) -> int:
         results = verify_batch(items, registry=registry)
     for w in caught:
         if issubclass(w.category, ParameterWarning):
-            print(f"{path}: warning: {w.message}", file=sys.stderr)
+            print(f"{path}: warning: id {w.message}", file=sys.stderr)
     errors = 0
     out_lines = []
-    for sid, verdicts in zip(ids, results):
+    for sid, verdicts in zip(ids, results, strict=True):
         errors += sum(v.passed is None for v in verdicts)
         rows = [{k: v.to_dict()[k] for k in RESULT_KEYS} for v in verdicts]
         out_lines.append(json.dumps({"id": sid, "results": rows}, ensure_ascii=False))

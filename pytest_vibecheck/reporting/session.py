@@ -10,6 +10,7 @@ optional top-level report fields through ``summary.extra`` (e.g. ``{"shard": {..
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     from ..settings import VibeSettings
 
 __all__ = ["SUMMARY_KEY", "VibeSummary"]
+
+
+#: The line pytest-xdist puts before a worker's failure text.
+_XDIST_HEADER = re.compile(r"\A\[gw\d+\] [^\n]*\n")
 
 
 def _record_of(report: pytest.TestReport) -> Mapping[str, Any] | None:
@@ -82,7 +87,7 @@ class VibeSummary:
                 self.requested += 1
                 self.cached += bool(gen.get("cached"))
         if report.failed and report.longrepr is not None and not item.get("failure"):
-            item["failure"] = report.longreprtext
+            item["failure"] = _XDIST_HEADER.sub("", report.longreprtext, count=1)
         if item["outcome"] != "error":
             item["error"] = None
         elif not item.get("error"):

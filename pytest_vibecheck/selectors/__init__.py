@@ -12,7 +12,9 @@ __all__ = ["Judgement", "Selector", "SelectorError", "TaskJudgements", "make_sel
 SELECTOR_KINDS = ("rules", "anthropic:MODEL", "openai:MODEL")
 
 
-def make_selector(spec: str, *, cache_path: Path | None = None, client: object | None = None) -> Selector:
+def make_selector(
+    spec: str, *, cache_path: Path | None = None, client: object | None = None
+) -> Selector:
     """Build a selector from ``rules``, ``anthropic:MODEL`` or ``openai:MODEL``.
 
     LLM selectors cache replies in ``cache_path`` (SQLite; default

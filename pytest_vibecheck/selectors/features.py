@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import io
+import itertools
 import re
 import sys
 import tokenize
@@ -20,9 +21,10 @@ from dataclasses import dataclass, field
 
 from ..problem import Problem
 
-_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
-if sys.version_info >= (3, 11):
-    _BLOCKS = (*_BLOCKS, ast.TryStar)
+_BLOCKS: tuple[type[ast.AST], ...] = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Match,
+    *(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None),
+)  # fmt: skip
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -119,7 +121,11 @@ def extract(problem: Problem) -> Features:
         code, ref = problem.starter_code.rstrip() + "\n        pass\n", "starter"
     else:
         code, ref = "", "none"
-    raises = problem.metadata.get("doc_struct", {}).get("raises", []) if isinstance(problem.metadata.get("doc_struct"), dict) else []
+    raises = (
+        problem.metadata.get("doc_struct", {}).get("raises", [])
+        if isinstance(problem.metadata.get("doc_struct"), dict)
+        else []
+    )
     feats = Features(
         reference=ref,
         text=problem.prompt,
@@ -174,7 +180,13 @@ def _measure_text(code: str, f: Features) -> None:
                     f.multiline_brackets += 1
             elif tok.string == "," and prev is not None:
                 pass
-        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+        if tok.type not in (
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.COMMENT,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+        ):
             prev = tok
     if _missing_blank_lines(code):
         f.pep8_issues.append("E302/E305: top-level definitions need two blank lines")
@@ -183,9 +195,15 @@ def _measure_text(code: str, f: Features) -> None:
 
 
 def _strip_strings(tokens: list[tokenize.TokenInfo]) -> str:
-    return " ".join(
-        tok.string for tok in tokens if tok.type not in (tokenize.STRING, tokenize.COMMENT) and tok.string.strip()
-    ).replace(" , ", ", ").replace(" ,", ",")
+    return (
+        " ".join(
+            tok.string
+            for tok in tokens
+            if tok.type not in (tokenize.STRING, tokenize.COMMENT) and tok.string.strip()
+        )
+        .replace(" , ", ", ")
+        .replace(" ,", ",")
+    )
 
 
 def _missing_blank_lines(code: str) -> bool:
@@ -214,16 +232,19 @@ def _dotted(node: ast.AST) -> str | None:
 
 
 def _measure_tree(tree: ast.Module, code: str, f: Features) -> None:
+    nodes = list(ast.walk(tree))
     aliases: dict[str, str] = {}
     imported: dict[str, int] = {}
     module_imports: list[tuple[str, str, int]] = []
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                module_imports.append(("import", a.name, node.lineno))
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            module_imports.append(("from", node.module, node.lineno))
-    for node in ast.walk(tree):
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            module_imports.extend(("import", a.name, stmt.lineno) for a in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+            module_imports.append(("from", stmt.module, stmt.lineno))
+    loaded: set[str] = set()
+    attr_roots: set[str] = set()
+    strings: set[str] = set()
+    for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 local = a.asname or a.name.split(".")[0]
@@ -234,83 +255,108 @@ def _measure_tree(tree: ast.Module, code: str, f: Features) -> None:
                 local = a.asname or a.name
                 aliases[local] = f"{node.module}.{a.name}"
                 imported[local] = node.lineno
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loaded.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            dotted = _dotted(node)
+            if dotted:
+                attr_roots.add(dotted.split(".")[0])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.add(node.value)  # names in __all__ or string annotations count as used
     f.imports = tuple(sorted({m for _, m, _ in module_imports}))
     f.imports_unsorted = _imports_unsorted(module_imports)
     f.pandas = "pandas" in f.libs or any(v.split(".")[0] == "pandas" for v in aliases.values())
-
-    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    attr_roots = {
-        _dotted(n).split(".")[0]  # type: ignore[union-attr]
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Attribute) and _dotted(n)
-    }
     used = loaded | attr_roots
-    exported = set()
-    for node in ast.walk(tree):  # names in __all__ or string annotations count as used
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            exported.add(node.value)
-    f.unused_imports = sorted(n for n in imported if n not in used and n not in exported)
-    defined = _module_names(tree) | set(dir(builtins))
-    f.undefined_names = sorted(
-        {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - defined - _all_bound(tree)
-    )[:5]
+    f.unused_imports = sorted(n for n in imported if n not in used and n not in strings)
+    defined = _module_names(tree) | set(dir(builtins)) | _all_bound(nodes)
+    f.undefined_names = sorted(loaded - defined)[:5]
 
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, _FUNCS):
-            f.functions.append(_function_measures(node))
-            _function_names(node, f)
-        elif isinstance(node, ast.Call):
-            name = _dotted(node.func)
-            full = _resolve(name, aliases) if name else None
-            if full in _PTH_CALLS:
-                f.fs_calls.append(full)
-            if full == "open" or name == "open":
-                f.open_calls += 1
-                mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
-                if isinstance(mode, ast.Constant) and mode.value in ("r", "rt", "tr", "rU"):
-                    f.open_redundant_mode += 1
-        elif isinstance(node, ast.Compare):
+            own = list(_own_nodes(node))
+            f.functions.append(_function_measures(node, own))
+            _function_names(own, f)
+            _returns(node, own, f)
+        if isinstance(node, ast.Call):
+            _call(node, aliases, f)
+        if isinstance(node, ast.Compare):
             for comp in [node.left, *node.comparators]:
                 val = _number(comp)
                 if val is not None and val not in (0, 1, -1):
                     f.magic_comparisons.append(repr(val))
-        elif isinstance(node, (ast.If, ast.While)) and isinstance(node.test, ast.BoolOp):
+        if isinstance(node, (ast.If, ast.While)) and isinstance(node.test, ast.BoolOp):
             f.bool_conditions += 1
-        elif isinstance(node, ast.If) and node.orelse and node.body and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        if isinstance(node, ast.If) and node.orelse and isinstance(node.body[-1], _EXITS):
             f.else_after_exit += 1
-        elif isinstance(node, ast.Raise):
-            f.raises += 1
-            exc = node.exc
-            if isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], (ast.Constant, ast.JoinedStr)):
-                if isinstance(exc.args[0], ast.JoinedStr) or isinstance(exc.args[0].value, str):
-                    f.raise_with_message += 1
-            name = _dotted(exc.func if isinstance(exc, ast.Call) else exc) if exc is not None else None
-            if name in _OSERROR_ALIASES:
-                f.oserror_aliases.append(name)
-            if name in ("OSError", "FileNotFoundError", "PermissionError") or name in _OSERROR_ALIASES:
-                f.oserror_handling += 1
-        elif isinstance(node, ast.Try) or (sys.version_info >= (3, 11) and isinstance(node, ast.TryStar)):
-            f.try_blocks += 1
-            for handler in node.handlers:  # type: ignore[attr-defined]
-                for exc_name in _handler_names(handler):
-                    if exc_name in _OSERROR_ALIASES:
-                        f.oserror_aliases.append(exc_name)
-                    if exc_name in ("OSError", "FileNotFoundError", "PermissionError", "Exception") or exc_name in _OSERROR_ALIASES:
-                        f.oserror_handling += 1
-                if any(isinstance(n, ast.Raise) and n.exc is not None and n.cause is None for n in ast.walk(handler)):
-                    f.raise_in_except += 1
-        elif isinstance(node, (ast.Assign, ast.For, ast.AsyncFor, ast.With, ast.comprehension)):
+        if isinstance(node, ast.Raise):
+            _raise(node, f)
+        if isinstance(node, _TRIES):
+            _try(node, f)
+        if isinstance(node, (ast.Assign, ast.For, ast.AsyncFor, ast.With, ast.comprehension)):
             _unpacking(node, used, f)
         if isinstance(node, (ast.For, ast.AsyncFor)) and _is_append_loop(node):
             f.append_loops += 1
         if isinstance(node, (ast.Module, *_FUNCS, ast.ClassDef)):
-            doc = ast.get_docstring(node, clean=False)  # type: ignore[arg-type]
+            doc = ast.get_docstring(node, clean=False)
             if doc is not None:
                 f.docstrings += 1
                 f.long_doc_lines += sum(len(line) > 72 for line in doc.splitlines())
-    for node in ast.walk(tree):
-        if isinstance(node, _FUNCS):
-            _returns(node, f)
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_TRIES: tuple[type[ast.AST], ...] = tuple(
+    t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None
+)
+
+
+def _call(node: ast.Call, aliases: dict[str, str], f: Features) -> None:
+    name = _dotted(node.func)
+    full = _resolve(name, aliases) if name else None
+    if full in _PTH_CALLS:
+        f.fs_calls.append(full)
+    if full == "open" or name == "open":
+        f.open_calls += 1
+        mode = (
+            node.args[1]
+            if len(node.args) > 1
+            else next((k.value for k in node.keywords if k.arg == "mode"), None)
+        )
+        if isinstance(mode, ast.Constant) and mode.value in ("r", "rt", "tr", "rU"):
+            f.open_redundant_mode += 1
+
+
+def _raise(node: ast.Raise, f: Features) -> None:
+    f.raises += 1
+    exc = node.exc
+    if isinstance(exc, ast.Call) and exc.args:
+        first = exc.args[0]
+        if isinstance(first, ast.JoinedStr) or (
+            isinstance(first, ast.Constant) and isinstance(first.value, str)
+        ):
+            f.raise_with_message += 1
+    name = _dotted(exc.func if isinstance(exc, ast.Call) else exc) if exc is not None else None
+    if name in _OSERROR_ALIASES:
+        f.oserror_aliases.append(str(name))
+    if name in ("OSError", "FileNotFoundError", "PermissionError") or name in _OSERROR_ALIASES:
+        f.oserror_handling += 1
+
+
+def _try(node: ast.AST, f: Features) -> None:
+    f.try_blocks += 1
+    for handler in getattr(node, "handlers", []):
+        for exc_name in _handler_names(handler):
+            if exc_name in _OSERROR_ALIASES:
+                f.oserror_aliases.append(exc_name)
+            if (
+                exc_name in ("OSError", "FileNotFoundError", "PermissionError", "Exception")
+                or exc_name in _OSERROR_ALIASES
+            ):
+                f.oserror_handling += 1
+        if any(
+            isinstance(n, ast.Raise) and n.exc is not None and n.cause is None
+            for n in ast.walk(handler)
+        ):
+            f.raise_in_except += 1
 
 
 def _resolve(name: str, aliases: dict[str, str]) -> str:
@@ -323,7 +369,11 @@ def _number(node: ast.AST) -> int | float | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _number(node.operand)
         return -inner if inner is not None else None
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+    ):
         return node.value
     return None
 
@@ -367,9 +417,9 @@ def _module_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _all_bound(tree: ast.Module) -> set[str]:
+def _all_bound(nodes: list[ast.AST]) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, (*_FUNCS, ast.ClassDef)):
@@ -397,28 +447,38 @@ def _own_nodes(func: ast.AST) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _function_measures(func: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionMeasures:
+def _function_measures(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, own: list[ast.AST]
+) -> FunctionMeasures:
     m = FunctionMeasures(func.name)
     args = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
     if func.args.vararg:
         args.append(func.args.vararg)
     if func.args.kwarg:
         args.append(func.args.kwarg)
-    m.unannotated = sum(a.annotation is None and a.arg not in ("self", "cls") for a in args) + (func.returns is None)
+    m.unannotated = sum(a.annotation is None and a.arg not in ("self", "cls") for a in args) + (
+        func.returns is None
+    )
     local_names = {a.arg for a in args}
-    for node in _own_nodes(func):
+    for node in own:
         if isinstance(node, ast.stmt):
             m.statements += 1
         if isinstance(node, ast.If):
-            m.branches += 1 + (1 if node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)) else 0)
+            m.branches += 1 + (
+                1
+                if node.orelse
+                and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If))
+                else 0
+            )
             m.complexity += 1
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             m.branches += 1 + (1 if node.orelse else 0)
             m.complexity += 1 + (1 if node.orelse else 0)
-        elif isinstance(node, ast.Try) or (sys.version_info >= (3, 11) and isinstance(node, ast.TryStar)):
-            n_handlers = len(node.handlers)  # type: ignore[attr-defined]
-            m.branches += n_handlers + (1 if node.orelse else 0) + (1 if node.finalbody else 0)  # type: ignore[attr-defined]
-            m.complexity += n_handlers + (1 if node.orelse else 0)  # type: ignore[attr-defined]
+        elif isinstance(node, _TRIES):
+            n_handlers = len(getattr(node, "handlers", []))
+            has_else = bool(getattr(node, "orelse", []))
+            m.branches += n_handlers + has_else + bool(getattr(node, "finalbody", []))
+            m.complexity += n_handlers + has_else
         elif isinstance(node, ast.Match):
             m.branches += len(node.cases)
             m.complexity += len(node.cases)
@@ -461,22 +521,30 @@ def _depth(body: list[ast.stmt], level: int) -> int:
     return deepest
 
 
-def _function_names(func: ast.FunctionDef | ast.AsyncFunctionDef, f: Features) -> None:
-    for node in _own_nodes(func):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and not _SNAKE.match(node.id):
-            if node.id not in f.non_snake_locals:
-                f.non_snake_locals.append(node.id)
+def _function_names(own: list[ast.AST], f: Features) -> None:
+    for node in own:
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Store)
+            and not _SNAKE.match(node.id)
+            and node.id not in f.non_snake_locals
+        ):
+            f.non_snake_locals.append(node.id)
     assigned: dict[str, int] = {}
     loads: set[str] = set()
-    for node in _own_nodes(func):
+    for node in own:
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Store):
                 assigned.setdefault(node.id, node.lineno)
             else:
                 loads.add(node.id)
-    globals_ = {n for node in _own_nodes(func) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+    globals_ = {
+        n for node in own if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names
+    }
     f.unused_locals.extend(
-        n for n in assigned if n not in loads and n not in globals_ and n != "_" and not n.startswith("_")
+        n
+        for n in assigned
+        if n not in loads and n not in globals_ and n != "_" and not n.startswith("_")
     )
 
 
@@ -506,18 +574,26 @@ def _is_append_loop(loop: ast.For | ast.AsyncFor) -> bool:
     stmt = body[0]
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         func = stmt.value.func
-        return isinstance(func, ast.Attribute) and func.attr in ("append", "add") and isinstance(func.value, ast.Name)
-    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript)
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("append", "add")
+            and isinstance(func.value, ast.Name)
+        )
+    return (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Subscript)
+    )
 
 
-def _returns(func: ast.FunctionDef | ast.AsyncFunctionDef, f: Features) -> None:
+def _returns(func: ast.FunctionDef | ast.AsyncFunctionDef, own: list[ast.AST], f: Features) -> None:
     """Count ``x = ...; return x`` pairs (Ruff RET504) in the function's blocks."""
-    for node in [func, *_own_nodes(func)]:
+    for node in [func, *own]:
         for attr in ("body", "orelse", "finalbody"):
             block = getattr(node, attr, None)
             if not isinstance(block, list):
                 continue
-            for first, second in zip(block, block[1:]):
+            for first, second in itertools.pairwise(block):
                 if (
                     isinstance(second, ast.Return)
                     and isinstance(second.value, ast.Name)

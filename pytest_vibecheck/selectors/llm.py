@@ -88,7 +88,14 @@ def build_prompt(problem: Problem, order: Sequence[Instruction], k: int) -> str:
 def cache_key(provider: str, model: str, system: str, prompt: str, settings: dict[str, Any]) -> str:
     """sha256 of everything that changes the reply (never the API key)."""
     blob = json.dumps(
-        {"v": PROMPT_VERSION, "provider": provider, "model": model, "system": system, "prompt": prompt, "settings": settings},
+        {
+            "v": PROMPT_VERSION,
+            "provider": provider,
+            "model": model,
+            "system": system,
+            "prompt": prompt,
+            "settings": settings,
+        },
         sort_keys=True,
         ensure_ascii=False,
     )
@@ -103,7 +110,9 @@ class ReplyCache:
         self._lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
-            db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, provider TEXT, model TEXT, reply TEXT)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, provider TEXT, model TEXT, reply TEXT)"
+            )
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30)
@@ -119,7 +128,9 @@ class ReplyCache:
     def put(self, key: str, provider: str, model: str, reply: str) -> None:
         """Store a reply (replacing any previous one)."""
         with self._lock, self._connect() as db:
-            db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)", (key, provider, model, reply))
+            db.execute(
+                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)", (key, provider, model, reply)
+            )
 
     def __len__(self) -> int:
         with self._lock, self._connect() as db:
@@ -149,9 +160,14 @@ def parse_reply(reply: str) -> dict[str, Any]:
             doc = {"selected": doc}
         if isinstance(doc, dict) and isinstance(doc.get("selected"), list):
             rejected = doc.get("rejected", [])
-            return {"selected": doc["selected"], "rejected": rejected if isinstance(rejected, list) else []}
+            return {
+                "selected": doc["selected"],
+                "rejected": rejected if isinstance(rejected, list) else [],
+            }
     preview = stripped[:80].replace("\n", " ")
-    raise SelectorError(f"unparseable selector reply (no JSON object with a 'selected' list): {preview!r}")
+    raise SelectorError(
+        f"unparseable selector reply (no JSON object with a 'selected' list): {preview!r}"
+    )
 
 
 class LLMSelector:
@@ -187,7 +203,9 @@ class LLMSelector:
             return self._client
         env = _KEY_ENV[self.provider]
         if not os.environ.get(env):
-            raise SelectorError(f"{self.name}: set the {env} environment variable (the key is read from the environment only)")
+            raise SelectorError(
+                f"{self.name}: set the {env} environment variable (the key is read from the environment only)"
+            )
         try:
             if self.provider == "anthropic":
                 import anthropic
@@ -220,10 +238,17 @@ class LLMSelector:
                 if self.temperature is not None:
                     kwargs["temperature"] = self.temperature
                 resp = client.messages.create(**kwargs)
-                return "".join(getattr(b, "text", "") for b in resp.content if getattr(b, "type", "text") == "text")
+                return "".join(
+                    getattr(b, "text", "")
+                    for b in resp.content
+                    if getattr(b, "type", "text") == "text"
+                )
             kwargs = {
                 "model": self.model,
-                "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": prompt},
+                ],
             }
             if self.temperature is not None:
                 kwargs["temperature"] = self.temperature
@@ -231,8 +256,12 @@ class LLMSelector:
             return str(resp.choices[0].message.content or "")
         except SelectorError:
             raise
-        except Exception as exc:  # SDK errors (rate limit, API, connection) are infrastructure failures
-            raise SelectorError(f"{self.name}: API call failed: {type(exc).__name__}: {exc}") from None
+        except (
+            Exception
+        ) as exc:  # SDK errors (rate limit, API, connection) are infrastructure failures
+            raise SelectorError(
+                f"{self.name}: API call failed: {type(exc).__name__}: {exc}"
+            ) from None
 
     # -------------------------------------------------------------- selection
 
@@ -249,15 +278,21 @@ class LLMSelector:
             self.calls += 1
             parsed = parse_reply(reply)  # raises before caching an unparseable reply
             self.cache.put(key, self.provider, self.model, reply)
-        return judgements_from_reply(parsed, order, extra={
-            "model": self.model,
-            "prompt_version": PROMPT_VERSION,
-            "cache_key": key,
-            "reply_sha256": hashlib.sha256(reply.encode("utf-8")).hexdigest(),
-        })
+        return judgements_from_reply(
+            parsed,
+            order,
+            extra={
+                "model": self.model,
+                "prompt_version": PROMPT_VERSION,
+                "cache_key": key,
+                "reply_sha256": hashlib.sha256(reply.encode("utf-8")).hexdigest(),
+            },
+        )
 
 
-def judgements_from_reply(parsed: dict[str, Any], order: Sequence[Instruction], *, extra: dict[str, Any]) -> TaskJudgements:
+def judgements_from_reply(
+    parsed: dict[str, Any], order: Sequence[Instruction], *, extra: dict[str, Any]
+) -> TaskJudgements:
     """Map a parsed reply onto the permuted list: selected ids are relevant, others not.
 
     Ids not in ``order`` are recorded in ``dropped``; an entry without a string id is
@@ -270,9 +305,17 @@ def judgements_from_reply(parsed: dict[str, Any], order: Sequence[Instruction], 
         if isinstance(entry, dict) and isinstance(entry.get("id"), str):
             reasons[entry["id"]] = str(entry.get("reason", ""))[:200]
     for entry in parsed["selected"]:
-        iid = entry.get("id") if isinstance(entry, dict) else entry if isinstance(entry, str) else None
+        iid = (
+            entry.get("id")
+            if isinstance(entry, dict)
+            else entry
+            if isinstance(entry, str)
+            else None
+        )
         if not isinstance(iid, str):
-            out.dropped.append((repr(entry)[:40], "malformed entry in 'selected' (no string id): dropped"))
+            out.dropped.append(
+                (repr(entry)[:40], "malformed entry in 'selected' (no string id): dropped")
+            )
             continue
         if iid not in known:
             out.dropped.append((iid, f"unknown instruction id {iid!r} in the reply: dropped"))
@@ -280,7 +323,9 @@ def judgements_from_reply(parsed: dict[str, Any], order: Sequence[Instruction], 
         if iid in out.judgements:
             continue
         reason = str(entry.get("reason", "")) if isinstance(entry, dict) else ""
-        out.judgements[iid] = Judgement(True, "llm:selected", reason[:200] or "selected by the model")
+        out.judgements[iid] = Judgement(
+            True, "llm:selected", reason[:200] or "selected by the model"
+        )
         params = entry.get("params") if isinstance(entry, dict) else None
         if isinstance(params, dict):
             out.params[iid] = params

@@ -1,0 +1,175 @@
+"""Agreement of our sandboxed verdicts with official ones, on real model outputs.
+
+1. BigCodeBench (``--only bcb``): Qwen2.5-Coder-7B-Instruct, instruct split, greedy
+   (``samples/bigcodebench-qwen2.5-coder-7b-instruct/``). We run each sample's ``solution``
+   field on the tasks this environment can run (``envcheck``), with time limits calibrated
+   on this machine, and compare pass/fail with the official ``status`` in
+   ``*_eval_results.json.gz`` (``eval[task_id][0]``: ``pass`` / ``fail`` / ``timeout``;
+   ``timeout`` counts as not passing). The official harness ran the "calibrated" program
+   (``code_prompt + "\\n    pass\\n" + solution``); each disagreement is re-run with that
+   program to tell this cause from others.
+2. LiveCodeBench (``--only lcb``): o1-mini programs (``code_list[0]``) against the *public*
+   tests, compared with the official verdict ``graded_list[0]`` (private + public tests, which
+   we do not have: programs that pass the public tests and fail private ones are expected).
+
+Usage: ``python benchmarks/agreement_qwen.py [--only bcb|lcb] [--workers N] [--json OUT]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pytest_vibecheck.calibrate import Calibrator
+from pytest_vibecheck.envcheck import check_environment
+from pytest_vibecheck.execution import ExecResult, ExecSettings, run_tests
+from pytest_vibecheck.loaders import load_bigcodebench, load_livecodebench
+from pytest_vibecheck.runner import timed_run_many
+
+DATA = Path("/work/shared/data")
+QWEN = DATA / "samples/bigcodebench-qwen2.5-coder-7b-instruct"
+QWEN_PREFIX = "Qwen2.5-Coder-7B-Instruct--bigcodebench-instruct--sanitized_calibrated"
+
+
+def _first_line(res: ExecResult) -> str:
+    lines = [x.strip() for x in res.message.splitlines() if x.strip()]
+    for line in reversed(lines):
+        if "Error" in line or "Exception" in line:
+            return line[:150]
+    return (lines[-1] if lines else res.status)[:150]
+
+
+def _official_cause(entry: dict[str, Any]) -> str:
+    details = entry.get("details") or {}
+    if not details:
+        return entry["status"]
+    name, trace = sorted(details.items())[0]
+    last = [x for x in str(trace).strip().splitlines() if x.strip()]
+    return f"{name}: {last[-1][:140] if last else ''}"
+
+
+def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
+    problems = {p.task_id: p for p in load_bigcodebench(DATA / "bigcodebench/BigCodeBench-v0.1.0_hf.jsonl.gz")}
+    with gzip.open(QWEN / f"{QWEN_PREFIX}.jsonl.gz", "rt", encoding="utf-8") as fh:
+        samples = {s["task_id"]: s for s in map(json.loads, fh)}
+    with gzip.open(QWEN / f"{QWEN_PREFIX}_eval_results.json.gz", "rt", encoding="utf-8") as fh:
+        official = {t: v[0] for t, v in json.load(fh)["eval"].items()}
+    env = check_environment(list(problems.values()), suite="bigcodebench")
+    runnable = [t for t in env.runnable if t in samples and t in official]
+    print(f"BigCodeBench: {len(runnable)} of {len(problems)} tasks runnable here "
+          f"(missing: {dict(sorted(env.missing.items(), key=lambda kv: -kv[1])[:8])} ...)")
+    settings = ExecSettings(calibrator=Calibrator(args.calibration, floor_s=args.floor, factor=args.factor))
+    items = [(samples[t]["solution"], problems[t]) for t in runnable]
+    start = time.monotonic()
+    results, stats = timed_run_many(items, settings, workers=args.workers)
+    print(f"  ran {len(items)} samples in {time.monotonic() - start:.0f} s ({stats.tasks_per_s:.2f}/s); ours: {stats.by_status}")
+    graded = [(t, r) for t, r in zip(runnable, results, strict=True) if r.is_verdict]
+    excluded = Counter(r.status for r in results if not r.is_verdict)
+    agree = sum(1 for t, r in graded if (r.status == "passed") == (official[t]["status"] == "pass"))
+    ours_pass = sum(1 for _, r in graded if r.status == "passed")
+    off_pass = sum(1 for t, _ in graded if official[t]["status"] == "pass")
+    print(f"  graded {len(graded)} (excluded: {dict(excluded)}); agreement {agree}/{len(graded)} = "
+          f"{100.0 * agree / max(1, len(graded)):.1f}%; pass@1 ours {ours_pass / max(1, len(graded)):.4f}, "
+          f"official {off_pass / max(1, len(graded)):.4f} on these tasks")
+    diffs = []
+    for t, r in graded:
+        off = official[t]
+        if (r.status == "passed") == (off["status"] == "pass"):
+            continue
+        again = run_tests(off["solution"], problems[t], settings)  # the calibrated program
+        diffs.append(
+            {
+                "task_id": t,
+                "ours": r.status,
+                "official": off["status"],
+                "ours_cause": _first_line(r) if r.status != "passed" else "",
+                "official_cause": _official_cause(off) if off["status"] != "pass" else "",
+                "calibrated_program": again.status,
+                "time_limit_s": r.limits.get("time_limit_s"),
+            }
+        )
+    print(f"  disagreements: {len(diffs)}")
+    for d in diffs:
+        print(f"  - {d['task_id']}: ours={d['ours']} official={d['official']} "
+              f"(calibrated program: {d['calibrated_program']}, limit {d['time_limit_s']} s) | "
+              f"ours: {d['ours_cause']} | official: {d['official_cause']}")
+    skipped = [r for r in results if r.status == "error"]
+    for r in skipped[:20]:
+        print(f"  error (excluded): {r.task_id}: {r.message[:150]}")
+    return {
+        "runnable": len(runnable),
+        "graded": len(graded),
+        "agree": agree,
+        "excluded": dict(excluded),
+        "disagreements": diffs,
+        "results": [r.to_dict() for r in results],
+    }
+
+
+def livecodebench(args: argparse.Namespace) -> dict[str, Any]:
+    problems = {p.task_id: p for p in load_livecodebench(DATA / "livecodebench/lcb_v5_problems_with_public_tests.jsonl.gz")}
+    path = next((DATA / "livecodebench").glob("lcb-submissions_O1-Mini*.json.gz"))
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        subs = json.load(fh)
+    items, verdicts, ids = [], [], []
+    for sub in subs:
+        prob = problems.get(sub["question_id"])
+        if prob is None or not sub["code_list"]:
+            continue
+        items.append((sub["code_list"][0], prob))
+        verdicts.append(bool(sub["graded_list"][0]))
+        ids.append(prob.task_id)
+    print(f"LiveCodeBench o1-mini: {len(items)} programs with public tests "
+          f"({sum(verdicts)} pass officially, pass@1 {sum(verdicts) / len(verdicts):.4f})")
+    start = time.monotonic()
+    results, stats = timed_run_many(items, ExecSettings(), workers=args.workers)
+    print(f"  ran in {time.monotonic() - start:.0f} s ({stats.tasks_per_s:.2f}/s); ours: {stats.by_status}")
+    rows = [(i, r, v) for i, r, v in zip(ids, results, verdicts, strict=True) if r.is_verdict]
+    agree = sum(1 for _, r, v in rows if (r.status == "passed") == v)
+    ours_only = [(i, r) for i, r, v in rows if r.status == "passed" and not v]
+    off_only = [(i, r) for i, r, v in rows if r.status != "passed" and v]
+    kinds = Counter((problems[i].test.kind, "pass-public/fail-official") for i, _ in ours_only)
+    kinds.update((problems[i].test.kind, "fail-public/pass-official") for i, _ in off_only)
+    print(f"  graded {len(rows)}; agreement {agree}/{len(rows)} = {100.0 * agree / max(1, len(rows)):.1f}%")
+    print(f"  pass public, fail official (private tests absent, expected): {len(ours_only)}")
+    print(f"  fail public, pass official (should not happen): {len(off_only)}")
+    print(f"  by test kind: {dict(kinds)}")
+    for i, r in off_only:
+        print(f"  - {i} ({problems[i].test.kind}, {problems[i].metadata.get('platform')}): ours={r.status} "
+              f"{r.failed_tests} | {_first_line(r)}")
+    return {
+        "programs": len(items),
+        "graded": len(rows),
+        "agree": agree,
+        "pass_public_fail_official": [i for i, _ in ours_only],
+        "fail_public_pass_official": [{"task_id": i, "status": r.status, "message": r.message[:400]} for i, r in off_only],
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--only", choices=("bcb", "lcb"), default=None)
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--floor", type=float, default=5.0)
+    ap.add_argument("--factor", type=float, default=4.0)
+    ap.add_argument("--calibration", type=Path, default=Path(".vibecheck/calibration.sqlite"))
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    out: dict[str, Any] = {}
+    if args.only in (None, "bcb"):
+        out["bigcodebench"] = bigcodebench(args)
+    if args.only in (None, "lcb"):
+        out["livecodebench"] = livecodebench(args)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Result cache, calibration and the parallel runner."""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+from pathlib import Path
+
+import pytest
+from exec_helpers import bcb_problem, humaneval_problem
+
+from pytest_vibecheck.calibrate import Calibrator, machine_id, task_key
+from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.exec_cache import ExecCache, ExecCacheError, cache_key
+from pytest_vibecheck.execution import ExecSettings, run_tests
+from pytest_vibecheck.runner import default_workers, run_many, timed_run_many
+
+FAST = ExecSettings(time_limit_s=10)
+
+
+def test_identical_code_runs_once(tmp_path: Path) -> None:
+    cache = ExecCache(tmp_path / "c.sqlite")
+    prob = humaneval_problem()
+    code = "def add(a, b):\n    return a + b\n"
+    first = run_tests(code, prob, FAST, cache)
+    second = run_tests(code, prob, FAST, cache)
+    assert (first.cached, second.cached) == (False, True)
+    assert second.status == first.status == "passed"
+    assert second.duration_s == first.duration_s  # the original run's numbers
+    assert (cache.hits, cache.misses, cache.writes, len(cache)) == (1, 1, 1, 1)
+    # another time limit, another key
+    third = run_tests(code, prob, FAST.replace(time_limit_s=11), cache)
+    assert third.cached is False and len(cache) == 2
+
+
+def test_errors_are_not_cached(tmp_path: Path) -> None:
+    cache = ExecCache(tmp_path / "c.sqlite")
+    prob = bcb_problem(libs=("surely_missing_lib_abc",))
+    res = run_tests("", prob, FAST, cache)
+    assert res.status == "skipped"
+    assert len(cache) == 0
+
+
+def test_cache_key_covers_code_tests_and_settings() -> None:
+    prob = humaneval_problem()
+    base = cache_key("x = 1", prob.test, {"v": 1})
+    assert base == cache_key("x = 1", prob.test, {"v": 1})
+    assert base != cache_key("x = 2", prob.test, {"v": 1})
+    assert base != cache_key("x = 1", dataclasses.replace(prob.test, code="pass"), {"v": 1})
+    assert base != cache_key("x = 1", prob.test, {"v": 2})
+    assert len(base) == 64
+
+
+def _writer(args: tuple[str, int]) -> int:
+    path, worker = args
+    cache = ExecCache(path, busy_timeout_s=30)
+    for j in range(40):
+        cache.put(f"k{worker}-{j}", {"status": "passed", "worker": worker, "j": j})
+        assert cache.get(f"k{worker}-{j}") == {"status": "passed", "worker": worker, "j": j}
+    return cache.writes
+
+
+def test_concurrent_writers_from_several_processes(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.sqlite")
+    ExecCache(path)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(4) as pool:
+        writes = pool.map(_writer, [(path, w) for w in range(4)])
+    assert writes == [40, 40, 40, 40]
+    cache = ExecCache(path)
+    assert len(cache) == 160
+    assert cache.get("k3-39") == {"status": "passed", "worker": 3, "j": 39}
+
+
+def test_unusable_cache_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("this is not a database" * 100)
+    with pytest.raises(ExecCacheError, match="not a usable SQLite database"):
+        ExecCache(bad)
+
+
+# ----------------------------------------------------------------------------- calibration
+
+
+def test_calibrated_limit_is_max_of_floor_and_factor_times_reference(tmp_path: Path) -> None:
+    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=0.5, factor=3.0)
+    prob = bcb_problem()
+    first = cal.calibrate(prob, 60.0)
+    assert first.source == "calibrated"
+    assert first.reference_s is not None and first.reference_s > 0
+    assert first.limit_s == max(0.5, 3.0 * first.reference_s)
+    assert cal.measurements == 1
+    again = Calibrator(tmp_path / "cal.sqlite", floor_s=2.0, factor=3.0).calibrate(prob, 60.0)
+    assert again.reference_s == first.reference_s  # stored, not measured again
+    assert again.limit_s == max(2.0, 3.0 * first.reference_s)
+    assert cal.stored(prob) == ("passed", first.reference_s, "")
+
+
+def test_failing_reference_falls_back_to_default(tmp_path: Path) -> None:
+    cal = Calibrator(tmp_path / "cal.sqlite")
+    prob = dataclasses.replace(
+        bcb_problem(), canonical_solution="def task_func(x):\n    return 0\n"
+    )
+    got = cal.calibrate(prob, 42.0)
+    assert (got.limit_s, got.source) == (42.0, "default")
+    assert got.reason.startswith("reference solution failed: test_negative")
+
+
+def test_run_tests_uses_the_calibrator(tmp_path: Path) -> None:
+    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=3.0, factor=4.0)
+    res = run_tests(
+        "def task_func(x):\n    return x * x\n", bcb_problem(), ExecSettings(calibrator=cal)
+    )
+    assert res.status == "passed"
+    assert res.limits["time_limit_source"] == "calibrated"
+    assert res.limits["time_limit_s"] == 3.0
+    nocal = run_tests("def add(a, b):\n    return a + b\n", humaneval_problem(), ExecSettings())
+    assert nocal.limits["time_limit_source"] == "default"
+    assert nocal.limits["time_limit_s"] == 10.0
+
+
+def test_calibration_keys() -> None:
+    assert len(machine_id()) == 16
+    prob = bcb_problem()
+    assert task_key(prob).startswith("t/t/bcb@")
+    assert task_key(prob) != task_key(dataclasses.replace(prob, canonical_solution="x = 1"))
+    with pytest.raises(VibecheckError, match="must be > 0"):
+        Calibrator(factor=0)
+
+
+# ----------------------------------------------------------------------------- runner
+
+
+def test_run_many_keeps_order_and_uses_the_cache(tmp_path: Path) -> None:
+    he = humaneval_problem()
+    items = [
+        ("def add(a, b):\n    return a + b\n", he),
+        ("def add(a, b):\n    return a * b\n", he),
+        ("while True:\n    pass\n", he),
+        ("def add(a, b):\n    return a + b\n", bcb_problem()),
+    ]
+    cache = ExecCache(tmp_path / "c.sqlite")
+    settings = ExecSettings(time_limit_s=1.5, startup_s=5)
+    results, stats = timed_run_many(items, settings, cache, workers=3)
+    assert [r.status for r in results] == ["passed", "failed", "timeout", "failed"]
+    assert stats.by_status == {"passed": 1, "failed": 2, "timeout": 1}
+    again = run_many(items, settings, cache, workers=3)
+    assert [r.cached for r in again] == [True, True, True, True]
+    assert [r.status for r in again] == ["passed", "failed", "timeout", "failed"]
+
+
+def test_default_workers_divides_by_xdist_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
+    alone = default_workers()
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "64")
+    assert default_workers() == 1
+    assert alone >= 1

@@ -1,0 +1,241 @@
+"""Issue 8: the recorded replies of a real model, exported from the generation cache as a replay,
+re-score to exactly the published numbers, offline.
+
+- ``test_export_*``: the cache -> replay export (``vibecheck cache export-replay``) on a scripted
+  model over the tiny suite (seconds): entries, request hashes, manifest, errors, and a re-score
+  of the replay that reproduces the recorded run's aggregates exactly.
+- ``test_results_page_*``: ``vibecheck results`` renders the page from a report, deterministically.
+- ``test_shipped_replay_reproduces_published_results``: re-scores the shipped
+  ``replay:qwen2.5-coder-0.5b-instruct-q4`` (every protocol, no server, no network) and checks
+  that the aggregates equal those of the published report ``docs/results/qwen2.5-coder-0.5b.json``
+  and that ``docs/results.md`` is exactly what ``vibecheck results`` renders from it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_vibecheck.backends.base import messages_fingerprint
+from pytest_vibecheck.backends.replay import read_entries, resolve_replay
+from pytest_vibecheck.gencache import GenerationCache
+from pytest_vibecheck.protocols import baseline_messages
+from pytest_vibecheck.replay_export import ExportSelection, ReplayExportError, export_replay
+from pytest_vibecheck.results_page import behaviour_counts, headline_rows
+
+from plugin_helpers import tiny_problems, write_script, write_tiny_suite
+
+REPO = Path(__file__).resolve().parent.parent
+REPLAY = "qwen2.5-coder-0.5b-instruct-q4"
+PUBLISHED = REPO / "docs" / "results" / "qwen2.5-coder-0.5b.json"
+PAGE = REPO / "docs" / "results.md"
+PAGE_ARGS = REPO / "docs" / "results" / "qwen2.5-coder-0.5b.page.json"
+
+
+def _pytest(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, **(env or {})}
+    full.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout, check=False,
+    )
+
+
+def _without_model(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k != "model"} for r in rows]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run of the scripted model ``bot`` over the tiny suite, every protocol, k = 1 and 3,
+    recorded in ``c.sqlite``, report ``r.json``."""
+    work = tmp_path_factory.mktemp("recorded")
+    write_tiny_suite(work / "suite")
+    write_script(work / "script.json", "bot", usage={"input_tokens": 10, "output_tokens": 20})
+    proc = _pytest(
+        work, "--vibe-model=scripted:bot", "--vibe-suite=./suite", "--vibe-k=1,3",
+        "--vibe-cache=c.sqlite", "--vibe-report=r.json",
+        env={"VIBECHECK_SCRIPTED": str(work / "script.json")},
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # some items fail: the model's result
+    return work
+
+
+def test_export_writes_every_request_slot(recorded: Path, tmp_path: Path) -> None:
+    manifest = export_replay(
+        recorded / "c.sqlite", tmp_path / "rep", ExportSelection.from_spec("scripted:bot", temperature=0.0),
+        name="rep", provenance={"server": "none (scripted)"}, suites=["tiny"],
+    )
+    # 3 tasks x (baseline, single k=1, single k=3, multi turns 1..3) = 18 distinct requests
+    assert manifest["entries"] == 18
+    assert manifest["labels"] == {
+        "baseline": 3, "multi-k1": 3, "multi-k2": 3, "multi-k3": 3, "single-k1": 3, "single-k3": 3,
+    }
+    assert manifest["protocols"] == ["baseline", "multi", "single"]
+    assert manifest["server"] == "none (scripted)"
+    assert manifest["recorded"]["sampling"] == [{"temperature": 0.0, "max_tokens": 4096, "params": {}}]
+    assert manifest["recorded"]["output_tokens"] == 18 * 20
+    entries = read_entries(tmp_path / "rep" / "replies.jsonl.gz")
+    assert [(e.task_id, e.label) for e in entries[:3]] == [
+        ("t/add", "baseline"), ("t/add", "multi-k1"), ("t/add", "multi-k2"),
+    ]
+    add = tiny_problems()[0]
+    assert entries[0].request_hash == messages_fingerprint(list(baseline_messages(add)))
+    assert entries[0].reply == "```python\n" + add.canonical_solution + "```"
+    # the same cache gives the same bytes
+    again = export_replay(
+        recorded / "c.sqlite", tmp_path / "rep2", ExportSelection.from_spec("scripted:bot", temperature=0.0),
+        name="rep", provenance={"server": "none (scripted)"}, suites=["tiny"],
+    )
+    assert again["sha256"] == manifest["sha256"]
+    assert resolve_replay(str(tmp_path / "rep"))[0] == "rep"
+
+
+def test_export_errors(recorded: Path, tmp_path: Path) -> None:
+    with pytest.raises(ReplayExportError, match=r"no cached generation of openai:gpt-5 .*scripted:bot \(18 rows\)"):
+        export_replay(recorded / "c.sqlite", tmp_path / "x", ExportSelection.from_spec("openai:gpt-5"), name="x")
+    with pytest.raises(ReplayExportError, match="no cached generation"):
+        export_replay(recorded / "c.sqlite", tmp_path / "x",
+                      ExportSelection.from_spec("scripted:bot", max_tokens=1024), name="x")
+    with pytest.raises(ReplayExportError, match="expected PROVIDER:MODEL"):
+        ExportSelection.from_spec("bot")
+    with pytest.raises(ReplayExportError, match="replay name 'a b'"):
+        export_replay(recorded / "c.sqlite", tmp_path / "x", ExportSelection.from_spec("scripted:bot"), name="a b")
+
+
+def test_export_refuses_two_runs_in_one_slot(recorded: Path, tmp_path: Path) -> None:
+    """Two max-token settings in one cache: the unfiltered export is ambiguous, a filter fixes it."""
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "c.sqlite").write_bytes((recorded / "c.sqlite").read_bytes())
+    write_tiny_suite(work / "suite")
+    write_script(work / "script.json", "bot")
+    proc = _pytest(
+        work, "--vibe-model=scripted:bot", "--vibe-suite=./suite", "--vibe-k=1",
+        "--vibe-protocol=baseline", "--vibe-max-tokens=100", "--vibe-cache=c.sqlite",
+        env={"VIBECHECK_SCRIPTED": str(work / "script.json")},
+    )
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    with pytest.raises(ReplayExportError, match=r"two cached replies for task 't/add', label 'baseline'"):
+        export_replay(work / "c.sqlite", tmp_path / "x", ExportSelection.from_spec("scripted:bot"), name="x")
+    m = export_replay(work / "c.sqlite", tmp_path / "x",
+                      ExportSelection.from_spec("scripted:bot", max_tokens=100), name="x")
+    assert m["labels"] == {"baseline": 3}
+
+
+def test_export_cli_and_replay_rescore_reproduce_the_run(recorded: Path, tmp_path: Path) -> None:
+    from pytest_vibecheck.cli import main
+
+    prov = tmp_path / "prov.json"
+    prov.write_text(json.dumps({"date": "2026-11-29"}), encoding="utf-8")
+    out = tmp_path / "rep"
+    assert main(["cache", "export-replay", str(out), "--model", "scripted:bot",
+                 "--cache", str(recorded / "c.sqlite"), "--provenance", str(prov)]) == 0
+    assert json.loads((out / "manifest.json").read_text())["date"] == "2026-11-29"
+    assert main(["cache", "export-replay", str(out), "--model", "scripted:bot",
+                 "--cache", str(tmp_path / "missing.sqlite")]) == 2
+    proc = _pytest(
+        recorded, f"--vibe-model=replay:{out}", "--vibe-suite=./suite", "--vibe-k=1,3",
+        "--vibe-cache-mode=off", f"--vibe-report={tmp_path / 'again.json'}",
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    first = json.loads((recorded / "r.json").read_text())
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert _without_model(headline_rows(again)) == _without_model(headline_rows(first))
+    assert [g["model"] for g in headline_rows(again)][:1] == [f"replay:{out}"]
+
+
+def test_results_page_from_report(recorded: Path, tmp_path: Path) -> None:
+    from pytest_vibecheck.cli import main
+
+    page = tmp_path / "results.md"
+    args = ["results", str(recorded / "r.json"), "--out", str(page), "--title", "Tiny results",
+            "--command", "pytest --vibe-model=scripted:bot", "--partial", "3 tasks only"]
+    assert main(args) == 0
+    text = page.read_text()
+    assert text.startswith("# Tiny results\n")
+    assert "> **Partial results.** 3 tasks only" in text
+    # the headline table: baseline passes all 3 tasks (the scripted model answers with the
+    # canonical solution) and single-turn k = 1 meets 1 of 3 instructions
+    assert "| baseline | 0 | 3 | 0 | 0 | 0 | 100.0% [43.9, 100.0] | - |" in text
+    assert "| **bot (this run)** | 100.0% | 33.3% | - | - | - |" in text
+    assert "- Replies with no code: **0** of 18." in text
+    assert "`fenced-first` 18 (100.0%)" in text
+    # deterministic: rendering again gives the same bytes
+    assert main([*args[:3], str(tmp_path / "again.md"), *args[4:]]) == 0
+    assert (tmp_path / "again.md").read_text() == text
+    b = behaviour_counts(json.loads((recorded / "r.json").read_text()))
+    assert (b.generations, b.no_code, b.finish["stop"], b.output_tokens) == (18, 0, 18, 360)
+
+
+def test_shipped_replay_reproduces_published_results(tmp_path: Path) -> None:
+    """Re-score the shipped real-model replies offline and compare with the published report.
+
+    About 210 items (30 tasks; baseline, single-turn k = 1, 3, 5, multi-turn k = 1, 3, 5): the
+    sandbox runs each distinct reply's tests once (about 1-2 minutes on 2 busy cores).
+    """
+    published = json.loads(PUBLISHED.read_text(encoding="utf-8"))
+    settings = published["run"]["settings"]
+    _name, data_file, manifest = resolve_replay(REPLAY)
+    assert manifest["entries"] == len(read_entries(data_file))
+    args = [
+        f"--vibe-model=replay:{REPLAY}",
+        *(f"--vibe-suite={s['name']}" for s in published["suites"]),
+        f"--vibe-protocol={','.join(settings['protocols'])}",
+        f"--vibe-k={','.join(str(k) for k in settings['ks'])}",
+        f"--vibe-temperature={settings['temperature']}",
+        f"--vibe-max-tokens={settings['max_tokens']}",
+        f"--vibe-extract={settings['extract']}",
+        "--vibe-cache-mode=off",
+        f"--vibe-report={tmp_path / 'rescored.json'}",
+        "-n", "2",
+    ]
+    if settings.get("limit") is not None:
+        args.append(f"--vibe-limit={settings['limit']}")
+    if settings.get("tasks"):
+        args.append(f"--vibe-tasks={','.join(settings['tasks'])}")
+    proc = _pytest(REPO, *args, timeout=1200)
+    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
+    rescored = json.loads((tmp_path / "rescored.json").read_text(encoding="utf-8"))
+    assert [s["manifest_sha256"] for s in rescored["suites"]] == [s["manifest_sha256"] for s in published["suites"]]
+    assert _without_model(headline_rows(rescored)) == _without_model(headline_rows(published))
+    # no reply was looked up by task alone: every request matched its recorded messages
+    errors = [i for i in rescored["items"] if i["outcome"] == "error"]
+    assert errors == []
+
+
+def test_published_page_is_generated_from_the_report() -> None:
+    """docs/results.md is exactly what `vibecheck results` renders from the published report
+    with the arguments recorded in docs/results/qwen2.5-coder-0.5b.page.json."""
+    from pytest_vibecheck.cli import main
+
+    spec = json.loads(PAGE_ARGS.read_text(encoding="utf-8"))
+    out = PAGE.parent / ".results.check.md"
+    try:
+        cwd = Path.cwd()
+        os.chdir(REPO)
+        try:
+            assert main([*spec["args"], "--out", str(out.relative_to(REPO))]) == 0
+        finally:
+            os.chdir(cwd)
+        assert out.read_text(encoding="utf-8") == PAGE.read_text(encoding="utf-8")
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def test_shipped_replay_manifest_has_provenance() -> None:
+    _name, data_file, manifest = resolve_replay(REPLAY)
+    prov = manifest["provenance"]
+    assert prov["model_file_sha256"] == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    assert manifest["recorded"]["sampling"][0]["temperature"] == 0.0
+    with gzip.open(data_file, "rt", encoding="utf-8") as fh:
+        first = json.loads(fh.readline())
+    assert len(first["request_hash"]) == 64
+    assert GenerationCache  # the export reads the generation cache (pytest_vibecheck.gencache)
