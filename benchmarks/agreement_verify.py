@@ -120,23 +120,35 @@ def main() -> int:
     print(f"engine errors: {errors}; reference errors: {sum(1 for r in refs if r[0] is None)}")
 
     if args.ruff_old:
+        # The paper's Ruff (0.11.13) still has PD901: compare the built-in df check with it, and
+        # the whole library_2 verdict with the paper's PD901,PD002,PD011 selection.
+        lib2 = [i.id for i in insts].index("library_2")
         old_agree = 0
-        old_diffs: list[str] = []
+        full_agree = 0
         with tempfile.TemporaryDirectory(prefix="vibecheck-ref-") as cwd:
 
-            def old(s: int) -> tuple[bool | None, list[tuple[str, int, int]], str]:
-                return run_reference(with_final_newline(sols[s][1]), ["--select", "PD901"], cwd, args.ruff_old)
+            def old(task: tuple[int, str]) -> tuple[bool | None, list[tuple[str, int, int]], str]:
+                s, rules = task
+                return run_reference(with_final_newline(sols[s][1]), ["--select", rules], cwd, args.ruff_old)
 
             with ThreadPoolExecutor(args.threads) as pool:
-                olds = list(pool.map(old, range(len(sols))))
-        for s, (_o_passed, o_viol, o_err) in enumerate(olds):
+                olds = list(pool.map(old, [(s, "PD901") for s in range(len(sols))]))
+                fulls = list(pool.map(old, [(s, "PD901,PD002,PD011") for s in range(len(sols))]))
+        for s, ((_p, o_viol, o_err), (f_passed, f_viol, f_err)) in enumerate(zip(olds, fulls, strict=True)):
             mine = [(x.rule, x.line, x.column) for x in pandas_df_name(with_final_newline(sols[s][1]))]
             if sorted(mine) == o_viol:
                 old_agree += 1
             else:
-                old_diffs.append(f"{sols[s][0]}: ours={mine} ruff-0.11 PD901={o_viol} {o_err}")
+                diffs.append(f"{sols[s][0]}: df check={mine} ruff-0.11 PD901={o_viol} {o_err}")
+            v = ours[s][lib2]
+            if v.passed == f_passed:
+                full_agree += 1
+            else:
+                mine_all = sorted((x.rule, x.line, x.column) for x in v.violations)
+                diffs.append(f"{sols[s][0]} library_2: ours={v.passed} {mine_all[:4]} "
+                             f"ruff-0.11 PD901,PD002,PD011={f_passed} {f_viol[:4]} {f_err}")
         print(f"\ndf check vs PD901 of {args.ruff_old}: {old_agree}/{len(sols)} identical violations")
-        diffs += old_diffs
+        print(f"library_2 verdicts vs {args.ruff_old} --select PD901,PD002,PD011: {full_agree}/{len(sols)}")
 
     print(f"\n{len(diffs)} difference(s)")
     for d in diffs:

@@ -49,12 +49,15 @@ def main() -> int:
         base = ["--vibe-model", ns.model, "--vibe-suite", ns.suite, "--vibe-protocol", ns.protocol,
                 "--vibe-no-fail-items", "-n", ns.workers,
                 "--vibe-cache-mode", "off"]  # cache hits would differ between the runs
-        t_full, _ = _pytest([*base, "--vibe-report", str(out / "full.json")], out)
+        # pytest runs from the repository (the sandbox cannot start from a 0700 temporary
+        # folder as its working directory); only the reports go to the temporary folder.
+        root = Path(__file__).resolve().parent.parent
+        t_full, _ = _pytest([*base, "--vibe-report", str(out / "full.json")], root)
         full: dict[str, Any] = json.loads((out / "full.json").read_text(encoding="utf-8"))
         times = []
         for i in range(1, ns.shards + 1):
             took, _ = _pytest([*base, "--vibe-shard", f"{i}/{ns.shards}",
-                               "--vibe-report", str(out / f"shard-{i}.json")], out)
+                               "--vibe-report", str(out / f"shard-{i}.json")], root)
             times.append(took)
         shard_files = [str(out / f"shard-{i}.json") for i in range(1, ns.shards + 1)]
         sizes = [len(json.loads(Path(p).read_text(encoding="utf-8"))["items"]) for p in shard_files]
@@ -66,6 +69,11 @@ def main() -> int:
             return 1
         merged = json.loads((out / "merged.json").read_text(encoding="utf-8"))
     same = merged["aggregates"] == full["aggregates"]
+    evaluated = sum(int(r["evaluated"]) for r in full["aggregates"])
+    errors = sum(int(r["errors"]) for r in full["aggregates"])
+    if evaluated == 0:
+        print(f"no item was evaluated ({errors} infrastructure errors): nothing to compare")
+        return 1
     print(f"items: unsharded {len(full['items'])}, shards {sizes} (sum {sum(sizes)})")
     for row in full["aggregates"]:
         print(f"  {row['suite']} {row['model']} {row['protocol']} k={row['k']}: "

@@ -166,7 +166,7 @@ def _docstring_nodes(tree: ast.Module) -> list[ast.Expr]:
                 and isinstance(body[0].value.value, str)
             ):
                 found.append(body[0])
-    return found
+    return sorted(found, key=lambda e: (e.lineno, e.col_offset))
 
 
 def no_comments_or_docstrings(code: str) -> list[Violation]:
@@ -319,7 +319,7 @@ def pandas_df_name(code: str, *, all_bindings: bool = False) -> list[Violation]:
         ):
             targets.append(node.targets[0])
     out: list[Violation] = []
-    for name in targets:
+    for name in sorted(targets, key=lambda n: (n.lineno, n.col_offset)):
         line = lines[name.lineno - 1] if name.lineno <= len(lines) else ""
         if _noqa_suppressed(line, "PD901"):
             continue

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import gzip
 import json
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,9 +127,16 @@ class _Row:
         return value
 
 
+def _parse(code: str) -> ast.Module:
+    """``ast.parse`` without the SyntaxWarnings of dataset code (e.g. invalid escapes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code)
+
+
 def _parses(row: _Row, code: str, field: str) -> None:
     try:
-        ast.parse(code)
+        _parse(code)
     except SyntaxError as exc:
         raise row.fail(f"is not valid Python: {exc.msg} (line {exc.lineno})", field) from None
 
@@ -136,7 +144,7 @@ def _parses(row: _Row, code: str, field: str) -> None:
 def _top_level_imports(code: str) -> tuple[str, ...]:
     """Sorted top-level module names imported anywhere in ``code`` (empty if it does not parse)."""
     try:
-        tree = ast.parse(code)
+        tree = _parse(code)
     except SyntaxError:
         return ()
     names: set[str] = set()
@@ -475,7 +483,7 @@ def load_mbppplus(path: str | Path, *, suite: str = "mbppplus") -> list[Problem]
 
 def _mbpp_check(row: _Row, assertion: str, entry: str) -> str:
     try:
-        tree = ast.parse(assertion)
+        tree = _parse(assertion)
     except SyntaxError as exc:
         raise row.fail(f"is not valid Python: {exc.msg} (line {exc.lineno})", "assertion") from None
     head: list[str] = []

@@ -18,6 +18,7 @@ Command line: ``vibecheck cache export-replay OUT --model SPEC [--cache PATH] ..
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -98,7 +99,13 @@ class ExportSummary:
             "sampling": list(self.sampling),
             "base_urls": list(self.base_urls),
             "prompt_versions": list(self.prompt_versions),
+            "first_recorded": _iso(self.created_range[0]) if self.created_range else None,
+            "last_recorded": _iso(self.created_range[1]) if self.created_range else None,
         }
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _request(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@
 #                   (writes PREFIX.json, PREFIX.junit.xml and appends to PREFIX.runs.jsonl)
 #   VIBE_WORKERS    pytest-xdist workers        [1]  (llama.cpp serves one request at a time)
 #   VIBE_CACHE_MODE use | only | refresh        [use] (only: re-score offline, no server)
+#   VIBECHECK_TIMEOUT seconds per request       [3600]
 # Extra arguments are passed to pytest (e.g. --vibe-tasks 'BigCodeBench/1*').
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,9 @@ OUT="${VIBE_OUT:-docs/results/qwen2.5-coder-0.5b}"
 WORKERS="${VIBE_WORKERS:-1}"
 CACHE_MODE="${VIBE_CACHE_MODE:-use}"
 PYTHON="${PYTHON:-.venv/bin/python}"
+# a CPU-only server can take many minutes per reply; a timed-out request would be retried while
+# the server is still busy with it, so allow one hour per request
+export VIBECHECK_TIMEOUT="${VIBECHECK_TIMEOUT:-3600}"
 [ -x "$PYTHON" ] || PYTHON=python3
 
 mkdir -p "$(dirname "$OUT")" "$(dirname "$CACHE")"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_helpers import tiny_problems, write_script, write_tiny_suite
 
 from pytest_vibecheck.backends.base import messages_fingerprint
 from pytest_vibecheck.backends.replay import read_entries, resolve_replay
@@ -29,8 +30,6 @@ from pytest_vibecheck.gencache import GenerationCache
 from pytest_vibecheck.protocols import baseline_messages
 from pytest_vibecheck.replay_export import ExportSelection, ReplayExportError, export_replay
 from pytest_vibecheck.results_page import behaviour_counts, headline_rows
-
-from plugin_helpers import tiny_problems, write_script, write_tiny_suite
 
 REPO = Path(__file__).resolve().parent.parent
 REPLAY = "qwen2.5-coder-0.5b-instruct-q4"
@@ -42,6 +41,9 @@ PAGE_ARGS = REPO / "docs" / "results" / "qwen2.5-coder-0.5b.page.json"
 def _pytest(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, **(env or {})}
     full.pop("PYTEST_ADDOPTS", None)
+    # keep the working folder (under pytest's 0700 basetemp) off sys.path: the sandbox exposes
+    # every sys.path entry to the unprivileged test process and cannot expose one under /tmp
+    full["PYTHONSAFEPATH"] = "1"
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
         cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout, check=False,
@@ -65,6 +67,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env={"VIBECHECK_SCRIPTED": str(work / "script.json")},
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # some items fail: the model's result
+    report = json.loads((work / "r.json").read_text())
+    assert [i["error"] for i in report["items"] if i["outcome"] == "error"] == []
     return work
 
 
@@ -165,7 +169,7 @@ def test_results_page_from_report(recorded: Path, tmp_path: Path) -> None:
     # the headline table: baseline passes all 3 tasks (the scripted model answers with the
     # canonical solution) and single-turn k = 1 meets 1 of 3 instructions
     assert "| baseline | 0 | 3 | 0 | 0 | 0 | 100.0% [43.9, 100.0] | - |" in text
-    assert "| **bot (this run)** | 100.0% | 33.3% | - | - | - |" in text
+    assert "| **scripted:bot (this run)** | 100.0% | 33.3% | - | - | - |" in text
     assert "- Replies with no code: **0** of 18." in text
     assert "`fenced-first` 18 (100.0%)" in text
     # deterministic: rendering again gives the same bytes
@@ -204,7 +208,9 @@ def test_shipped_replay_reproduces_published_results(tmp_path: Path) -> None:
     proc = _pytest(REPO, *args, timeout=1200)
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
     rescored = json.loads((tmp_path / "rescored.json").read_text(encoding="utf-8"))
-    assert [s["manifest_sha256"] for s in rescored["suites"]] == [s["manifest_sha256"] for s in published["suites"]]
+    assert [(s["name"], s["problems"]) for s in rescored["suites"]] == [
+        (s["name"], s["problems"]) for s in published["suites"]
+    ]
     assert _without_model(headline_rows(rescored)) == _without_model(headline_rows(published))
     # no reply was looked up by task alone: every request matched its recorded messages
     errors = [i for i in rescored["items"] if i["outcome"] == "error"]
@@ -239,3 +245,17 @@ def test_shipped_replay_manifest_has_provenance() -> None:
         first = json.loads(fh.readline())
     assert len(first["request_hash"]) == 64
     assert GenerationCache  # the export reads the generation cache (pytest_vibecheck.gencache)
+
+
+def test_timeout_from_environment() -> None:
+    """``VIBECHECK_TIMEOUT`` (seconds) sets the backends' per-request timeout (slow local servers)."""
+    from pytest_vibecheck.backends.base import BackendSettings, default_timeout
+    from pytest_vibecheck.errors import ParameterError
+
+    assert default_timeout({}) == 600.0
+    assert default_timeout({"VIBECHECK_TIMEOUT": "3600"}) == 3600.0
+    assert default_timeout({"VIBECHECK_TIMEOUT": " 90.5 "}) == 90.5
+    for bad in ("0", "-5", "soon", "inf", "nan"):
+        with pytest.raises(ParameterError, match="VIBECHECK_TIMEOUT"):
+            default_timeout({"VIBECHECK_TIMEOUT": bad})
+    assert BackendSettings(timeout_s=5.0).timeout_s == 5.0

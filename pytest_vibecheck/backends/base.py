@@ -218,6 +218,28 @@ class Generation:
         }
 
 
+def default_timeout(env: Mapping[str, str] | None = None) -> float:
+    """Per-request timeout in seconds: ``$VIBECHECK_TIMEOUT`` when set (a number > 0), else 600.
+
+    Slow local servers (a CPU-only llama.cpp generating 1,000 tokens at 1 token/s) need more
+    than the default; a request that times out is retried by the SDK while the server may still
+    be busy with it. Raises ParameterError for a value that is not a positive number.
+    """
+    raw = (os.environ if env is None else env).get("VIBECHECK_TIMEOUT", "").strip()
+    if not raw:
+        return 600.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise ParameterError(
+            f"environment variable VIBECHECK_TIMEOUT: {raw!r} is not valid; expected a number of "
+            "seconds > 0 (per-request timeout of the model backends)"
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class BackendSettings:
     """Settings shared by all backends (the plugin fills them from its options).
@@ -226,7 +248,7 @@ class BackendSettings:
     provider's ``*_BASE_URL`` environment variable, else the official endpoint.
     ``api_key_env``: name of the environment variable holding the key (default per
     provider: ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``). ``timeout_s``: per-request timeout
-    in seconds. ``max_retries``: retries of the SDK (exponential backoff with jitter, honours
+    in seconds (default :func:`default_timeout`: ``$VIBECHECK_TIMEOUT`` or 600). ``max_retries``: retries of the SDK (exponential backoff with jitter, honours
     ``Retry-After``) on 408/409/429/5xx and connection errors. ``max_concurrency``: cap on
     concurrent requests per process (``None``: the backend's default). ``env``: the
     environment to read keys from (``None``: ``os.environ``; tests pass a dict).
@@ -235,7 +257,7 @@ class BackendSettings:
 
     base_url: str | None = None
     api_key_env: str | None = None
-    timeout_s: float = 600.0
+    timeout_s: float = field(default_factory=lambda: default_timeout())
     max_retries: int = 4
     max_concurrency: int | None = None
     env: Mapping[str, str] | None = None

@@ -16,6 +16,7 @@ import itertools
 import re
 import sys
 import tokenize
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -135,7 +136,9 @@ def extract(problem: Problem) -> Features:
     if not code:
         return feats
     try:
-        tree = ast.parse(code)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # dataset code has invalid escapes etc.
+            tree = ast.parse(code)
     except SyntaxError:
         feats.parse_error = True
         return feats

@@ -180,7 +180,7 @@ class LLMSelector:
         *,
         cache_path: str | Path | None = None,
         client: object | None = None,
-        temperature: float | None = 0.0,
+        temperature: float | None | str = "default",
         max_tokens: int = 4096,
     ) -> None:
         if provider not in _KEY_ENV:
@@ -189,7 +189,13 @@ class LLMSelector:
         self.model = model
         self.name = f"{provider}:{model}"
         self.version = PROMPT_VERSION
-        self.temperature = temperature
+        if temperature == "default":
+            # OpenAI chat completions take temperature 0 (greedy, as in the paper); current
+            # Anthropic SDKs no longer accept a temperature argument, so none is sent.
+            temperature = 0.0 if provider == "openai" else None
+        if temperature is not None and not isinstance(temperature, (int, float)):
+            raise SelectorError(f"temperature must be a number or None, got {temperature!r}")
+        self.temperature: float | None = None if temperature is None else float(temperature)
         self.max_tokens = max_tokens
         self.cache = ReplyCache(cache_path if cache_path is not None else DEFAULT_CACHE)
         self._client = client
@@ -236,7 +242,7 @@ class LLMSelector:
                     "messages": [{"role": "user", "content": prompt}],
                 }
                 if self.temperature is not None:
-                    kwargs["temperature"] = self.temperature
+                    kwargs["extra_body"] = {"temperature": self.temperature}
                 resp = client.messages.create(**kwargs)
                 return "".join(
                     getattr(b, "text", "")
