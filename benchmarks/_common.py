@@ -68,8 +68,11 @@ def _setting_args(key: str, value: object) -> list[str]:
 
 def run_reference(
     code: str, args: Sequence[str], cwd: str, ruff_bin: str | None = None
-) -> tuple[bool | None, list[tuple[str, int, int]], str]:
-    """One ``ruff check --isolated -`` on ``code``: (passed or None on error, violations, stderr)."""
+) -> tuple[bool | None, list[tuple[str, int, int, str]], str]:
+    """One ``ruff check --isolated -`` on ``code``: (passed or None on error, violations, stderr).
+
+    Violations are ``(rule, line, column, message)``.
+    """
     cmd = [
         ruff_bin or default_engine().ruff_bin(),
         "check",
@@ -86,7 +89,7 @@ def run_reference(
         return None, [], proc.stderr.decode(errors="replace")
     data = json.loads(proc.stdout)
     found = [
-        (str(d["code"] or "invalid-syntax"), int(d["location"]["row"]), int(d["location"]["column"]))
+        (str(d["code"] or "invalid-syntax"), int(d["location"]["row"]), int(d["location"]["column"]), d["message"])
         for d in data
     ]
     return (not found), sorted(found), ""

@@ -55,28 +55,39 @@ def _official_cause(entry: dict[str, Any]) -> str:
 
 
 def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
-    problems = {p.task_id: p for p in load_bigcodebench(DATA / "bigcodebench/BigCodeBench-v0.1.0_hf.jsonl.gz")}
+    problems = {
+        p.task_id: p
+        for p in load_bigcodebench(DATA / "bigcodebench/BigCodeBench-v0.1.0_hf.jsonl.gz")
+    }
     with gzip.open(QWEN / f"{QWEN_PREFIX}.jsonl.gz", "rt", encoding="utf-8") as fh:
         samples = {s["task_id"]: s for s in map(json.loads, fh)}
     with gzip.open(QWEN / f"{QWEN_PREFIX}_eval_results.json.gz", "rt", encoding="utf-8") as fh:
         official = {t: v[0] for t, v in json.load(fh)["eval"].items()}
     env = check_environment(list(problems.values()), suite="bigcodebench")
     runnable = [t for t in env.runnable if t in samples and t in official]
-    print(f"BigCodeBench: {len(runnable)} of {len(problems)} tasks runnable here "
-          f"(missing: {dict(sorted(env.missing.items(), key=lambda kv: -kv[1])[:8])} ...)")
-    settings = ExecSettings(calibrator=Calibrator(args.calibration, floor_s=args.floor, factor=args.factor))
+    print(
+        f"BigCodeBench: {len(runnable)} of {len(problems)} tasks runnable here "
+        f"(missing: {dict(sorted(env.missing.items(), key=lambda kv: -kv[1])[:8])} ...)"
+    )
+    settings = ExecSettings(
+        calibrator=Calibrator(args.calibration, floor_s=args.floor, factor=args.factor)
+    )
     items = [(samples[t]["solution"], problems[t]) for t in runnable]
     start = time.monotonic()
     results, stats = timed_run_many(items, settings, workers=args.workers)
-    print(f"  ran {len(items)} samples in {time.monotonic() - start:.0f} s ({stats.tasks_per_s:.2f}/s); ours: {stats.by_status}")
+    print(
+        f"  ran {len(items)} samples in {time.monotonic() - start:.0f} s ({stats.tasks_per_s:.2f}/s); ours: {stats.by_status}"
+    )
     graded = [(t, r) for t, r in zip(runnable, results, strict=True) if r.is_verdict]
     excluded = Counter(r.status for r in results if not r.is_verdict)
     agree = sum(1 for t, r in graded if (r.status == "passed") == (official[t]["status"] == "pass"))
     ours_pass = sum(1 for _, r in graded if r.status == "passed")
     off_pass = sum(1 for t, _ in graded if official[t]["status"] == "pass")
-    print(f"  graded {len(graded)} (excluded: {dict(excluded)}); agreement {agree}/{len(graded)} = "
-          f"{100.0 * agree / max(1, len(graded)):.1f}%; pass@1 ours {ours_pass / max(1, len(graded)):.4f}, "
-          f"official {off_pass / max(1, len(graded)):.4f} on these tasks")
+    print(
+        f"  graded {len(graded)} (excluded: {dict(excluded)}); agreement {agree}/{len(graded)} = "
+        f"{100.0 * agree / max(1, len(graded)):.1f}%; pass@1 ours {ours_pass / max(1, len(graded)):.4f}, "
+        f"official {off_pass / max(1, len(graded)):.4f} on these tasks"
+    )
     diffs = []
     for t, r in graded:
         off = official[t]
@@ -96,9 +107,11 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
         )
     print(f"  disagreements: {len(diffs)}")
     for d in diffs:
-        print(f"  - {d['task_id']}: ours={d['ours']} official={d['official']} "
-              f"(calibrated program: {d['calibrated_program']}, limit {d['time_limit_s']} s) | "
-              f"ours: {d['ours_cause']} | official: {d['official_cause']}")
+        print(
+            f"  - {d['task_id']}: ours={d['ours']} official={d['official']} "
+            f"(calibrated program: {d['calibrated_program']}, limit {d['time_limit_s']} s) | "
+            f"ours: {d['ours_cause']} | official: {d['official_cause']}"
+        )
     skipped = [r for r in results if r.status == "error"]
     for r in skipped[:20]:
         print(f"  error (excluded): {r.task_id}: {r.message[:150]}")
@@ -113,7 +126,12 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def livecodebench(args: argparse.Namespace) -> dict[str, Any]:
-    problems = {p.task_id: p for p in load_livecodebench(DATA / "livecodebench/lcb_v5_problems_with_public_tests.jsonl.gz")}
+    problems = {
+        p.task_id: p
+        for p in load_livecodebench(
+            DATA / "livecodebench/lcb_v5_problems_with_public_tests.jsonl.gz"
+        )
+    }
     path = next((DATA / "livecodebench").glob("lcb-submissions_O1-Mini*.json.gz"))
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         subs = json.load(fh)
@@ -125,30 +143,40 @@ def livecodebench(args: argparse.Namespace) -> dict[str, Any]:
         items.append((sub["code_list"][0], prob))
         verdicts.append(bool(sub["graded_list"][0]))
         ids.append(prob.task_id)
-    print(f"LiveCodeBench o1-mini: {len(items)} programs with public tests "
-          f"({sum(verdicts)} pass officially, pass@1 {sum(verdicts) / len(verdicts):.4f})")
+    print(
+        f"LiveCodeBench o1-mini: {len(items)} programs with public tests "
+        f"({sum(verdicts)} pass officially, pass@1 {sum(verdicts) / len(verdicts):.4f})"
+    )
     start = time.monotonic()
     results, stats = timed_run_many(items, ExecSettings(), workers=args.workers)
-    print(f"  ran in {time.monotonic() - start:.0f} s ({stats.tasks_per_s:.2f}/s); ours: {stats.by_status}")
+    print(
+        f"  ran in {time.monotonic() - start:.0f} s ({stats.tasks_per_s:.2f}/s); ours: {stats.by_status}"
+    )
     rows = [(i, r, v) for i, r, v in zip(ids, results, verdicts, strict=True) if r.is_verdict]
     agree = sum(1 for _, r, v in rows if (r.status == "passed") == v)
     ours_only = [(i, r) for i, r, v in rows if r.status == "passed" and not v]
     off_only = [(i, r) for i, r, v in rows if r.status != "passed" and v]
     kinds = Counter((problems[i].test.kind, "pass-public/fail-official") for i, _ in ours_only)
     kinds.update((problems[i].test.kind, "fail-public/pass-official") for i, _ in off_only)
-    print(f"  graded {len(rows)}; agreement {agree}/{len(rows)} = {100.0 * agree / max(1, len(rows)):.1f}%")
+    print(
+        f"  graded {len(rows)}; agreement {agree}/{len(rows)} = {100.0 * agree / max(1, len(rows)):.1f}%"
+    )
     print(f"  pass public, fail official (private tests absent, expected): {len(ours_only)}")
     print(f"  fail public, pass official (should not happen): {len(off_only)}")
     print(f"  by test kind: {dict(kinds)}")
     for i, r in off_only:
-        print(f"  - {i} ({problems[i].test.kind}, {problems[i].metadata.get('platform')}): ours={r.status} "
-              f"{r.failed_tests} | {_first_line(r)}")
+        print(
+            f"  - {i} ({problems[i].test.kind}, {problems[i].metadata.get('platform')}): ours={r.status} "
+            f"{r.failed_tests} | {_first_line(r)}"
+        )
     return {
         "programs": len(items),
         "graded": len(rows),
         "agree": agree,
         "pass_public_fail_official": [i for i, _ in ours_only],
-        "fail_public_pass_official": [{"task_id": i, "status": r.status, "message": r.message[:400]} for i, r in off_only],
+        "fail_public_pass_official": [
+            {"task_id": i, "status": r.status, "message": r.message[:400]} for i, r in off_only
+        ],
     }
 
 

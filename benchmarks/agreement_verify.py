@@ -13,7 +13,7 @@ built-in ``df`` check. With ``--ruff-old PATH`` (a Ruff 0.11.13 binary, the pape
 the built-in check is also compared with the real PD901 on every solution.
 
 Prints verdict agreement per instruction, violation-level agreement (same rule, line,
-column), and every difference with its cause. Exit status 0 if everything agrees.
+column and message), and every difference with its cause. Exit status 0 if everything agrees.
 
     .venv/bin/python benchmarks/agreement_verify.py [--limit N] [--ruff-old PATH]
 """
@@ -67,7 +67,7 @@ def main() -> int:
     ref_args = [reference_args(i, PARAMS.get(i.id, {})) for i in insts]
     with tempfile.TemporaryDirectory(prefix="vibecheck-ref-") as cwd:
 
-        def ref(task: tuple[int, int]) -> tuple[bool | None, list[tuple[str, int, int]], str]:
+        def ref(task: tuple[int, int]) -> tuple[bool | None, list[tuple[str, int, int, str]], str]:
             s, k = task
             return run_reference(with_final_newline(sols[s][1]), ref_args[k], cwd)
 
@@ -84,12 +84,12 @@ def main() -> int:
     for (s, k), (r_passed, r_viol, r_err) in zip(tasks, refs, strict=True):
         inst = insts[k]
         v = ours[s][k]
-        mine = sorted((x.rule, x.line, x.column) for x in v.violations)
+        mine = sorted((x.rule, x.line, x.column, x.message.removeprefix("syntax error: ")) for x in v.violations)
         r_cmp = r_passed
         r_all = list(r_viol)
         if inst.id == "library_2" and r_passed is not None:
             # reference = PD002/PD011 via Ruff + the df check (PD901 is gone from Ruff)
-            df = [(x.rule, x.line, x.column) for x in pandas_df_name(with_final_newline(sols[s][1]))]
+            df = [(x.rule, x.line, x.column, x.message) for x in pandas_df_name(with_final_newline(sols[s][1]))]
             r_all = sorted(r_all + [d for d in df if d[0] != "invalid-syntax" or not r_all])
             r_cmp = not r_all
         total[inst.id] += 1
@@ -115,7 +115,7 @@ def main() -> int:
               f"{100 * ref_pass[inst.id] / n:>9.1f}%")
     n_all = sum(total.values())
     print(f"\nverdict agreement: {sum(agree.values())}/{n_all}")
-    print(f"violation-level agreement (same rule, line, column): {viol_agree}/{n_all}")
+    print(f"violation-level agreement (same rule, line, column, message): {viol_agree}/{n_all}")
     errors = sum(1 for row in ours for v in row if v.error)
     print(f"engine errors: {errors}; reference errors: {sum(1 for r in refs if r[0] is None)}")
 
@@ -127,7 +127,7 @@ def main() -> int:
         full_agree = 0
         with tempfile.TemporaryDirectory(prefix="vibecheck-ref-") as cwd:
 
-            def old(task: tuple[int, str]) -> tuple[bool | None, list[tuple[str, int, int]], str]:
+            def old(task: tuple[int, str]) -> tuple[bool | None, list[tuple[str, int, int, str]], str]:
                 s, rules = task
                 return run_reference(with_final_newline(sols[s][1]), ["--select", rules], cwd, args.ruff_old)
 
@@ -135,7 +135,7 @@ def main() -> int:
                 olds = list(pool.map(old, [(s, "PD901") for s in range(len(sols))]))
                 fulls = list(pool.map(old, [(s, "PD901,PD002,PD011") for s in range(len(sols))]))
         for s, ((_p, o_viol, o_err), (f_passed, f_viol, f_err)) in enumerate(zip(olds, fulls, strict=True)):
-            mine = [(x.rule, x.line, x.column) for x in pandas_df_name(with_final_newline(sols[s][1]))]
+            mine = [(x.rule, x.line, x.column, x.message) for x in pandas_df_name(with_final_newline(sols[s][1]))]
             if sorted(mine) == o_viol:
                 old_agree += 1
             else:

@@ -13,7 +13,10 @@ What is measured, in one run, on the 1,140 BigVibeBench tasks with the baseline,
    The sandbox is replaced by a stub that returns "passed" at once (``--sandbox stub``, the
    default), so what is left is the plugin: collection, prompts, cache look-ups, extraction,
    verification (Ruff, batched), records, aggregation and the JSON report.
-   Per-item overhead = (wall time - empty start-up - collection) / items.
+   Per-item overhead = (wall time - empty start-up - collection) / items, measured with
+   ``--tb=line`` (pytest's own failure summary with the default ``--tb`` looks up every
+   failure's teardown report among all reports, a cost quadratic in the number of failures;
+   it is printed too).
 3. The same number of no-op pytest items (a parametrized ``def test(i): pass``) as the
    baseline of what pytest itself costs per item; the ratio is printed.
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -56,13 +60,25 @@ def test_noop(i):
 '''
 
 
+CPU: dict[int, float] = {}
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def _run(cwd: Path, args: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall seconds and the process; its CPU seconds (with its children, e.g. Ruff) go to CPU."""
+    c0 = _children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         cwd=cwd, env=env, capture_output=True, text=True, check=False,
     )
-    return time.perf_counter() - t0, proc
+    wall = time.perf_counter() - t0
+    CPU[id(proc)] = _children_cpu() - c0
+    return wall, proc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,24 +113,31 @@ def main(argv: list[str] | None = None) -> int:
     empty_dir = work / "empty"
     empty_dir.mkdir()
     (empty_dir / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
-    t_empty = min(_run(empty_dir, ["--collect-only", "-q"], env)[0] for _ in range(3))
+    empties = [_run(empty_dir, ["--collect-only", "-q"], env) for _ in range(3)]
+    t_empty = min(w for w, _ in empties)
+    c_empty = min(CPU[id(p)] for _, p in empties)
 
-    t_collect, proc = min((_run(work, [*vibe, "--collect-only", "-q"], env) for _ in range(3)), key=lambda r: r[0])
+    collects = [_run(work, [*vibe, "--collect-only", "-q"], env) for _ in range(3)]
+    t_collect, proc = min(collects, key=lambda r: r[0])
+    c_collect = min(CPU[id(p)] for _, p in collects)
     lines = [ln for ln in proc.stdout.splitlines() if "::" in ln]
     n_items = len(lines)
     if proc.returncode != 0 or not n_items:
         print(proc.stdout[-3000:], proc.stderr[-3000:])
         return 1
 
-    t_fill, proc = _run(work, [*vibe, "-q", "--vibe-report", str(work / "fill.json")], env)
-    t_cached, proc = _run(work, [*vibe, "-q", "--vibe-report", str(work / "cached.json")], env)
+    t_fill, proc = _run(work, [*vibe, "-q", "--tb=line", "--vibe-report", str(work / "fill.json")], env)
+    t_cached, proc = _run(work, [*vibe, "-q", "--tb=line", "--vibe-report", str(work / "cached.json")], env)
+    c_cached = CPU[id(proc)]
+    t_cached_tb, _ = _run(work, [*vibe, "-q", "--vibe-report", str(work / "cached-tb.json")], env)
     report = json.loads((work / "cached.json").read_text(encoding="utf-8"))
     gen = report["generation"]
     noop_dir = work / "noop"
     noop_dir.mkdir()
     (noop_dir / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
     (noop_dir / "test_noop.py").write_text(NOOP_TESTS.format(n=n_items), encoding="utf-8")
-    t_noop, _ = _run(noop_dir, ["-q"], env)
+    t_noop, noop_proc = _run(noop_dir, ["-q"], env)
+    c_noop = CPU[id(noop_proc)]
 
     collect = t_collect - t_empty
     per_item = (t_cached - t_empty - collect) / n_items
@@ -131,15 +154,23 @@ def main(argv: list[str] | None = None) -> int:
           f"(cache hit rate {100 * (gen['hit_rate'] or 0):.1f}%, {gen['cached']}/{gen['requested']})")
     print(f"  inside items: generate {timing['generate']:.2f} s, verify {timing['verify']:.2f} s, "
           f"tests {timing['tests']:.2f} s")
-    print(f"per-item overhead of the plugin:    {1000 * per_item:8.2f} ms  (target < 20 ms)")
+    print(f"per-item overhead of the plugin:    {1000 * per_item:8.2f} ms  (target < 20 ms; --tb=line)")
+    per_item_tb = (t_cached_tb - t_empty - collect) / n_items
+    print(f"  same with pytest's default --tb:  {1000 * per_item_tb:8.2f} ms  (pytest prints every failure; "
+          "its failure summary is quadratic in the number of failures)")
     print(f"pytest no-op item, same count:      {1000 * per_noop:8.2f} ms")
     print(f"ratio plugin / no-op item:          {per_item / per_noop if per_noop > 0 else float('nan'):8.1f}x")
+    cpu_item = (c_cached - c_collect) / n_items
+    cpu_noop = (c_noop - c_empty) / n_items
+    print(f"CPU per item (plugin, incl. Ruff):  {1000 * cpu_item:8.2f} ms  "
+          f"(no-op item {1000 * cpu_noop:.2f} ms; CPU time is less sensitive to a busy machine)")
     for key in (("baseline", 0), ("single", 5), ("multi", 5)):
         g = groups.get(key)
         if g and g["evaluated"]:
             print(f"  {key[0]:8} k={key[1]}: n={g['evaluated']} pass@1 {g['pass_at_1']:.3f} "
                   f"instruction-IF {g['instruction_if']:.3f} task-IF {g['task_if']:.3f}")
-    print(f"RESULT per_item_ms={1000 * per_item:.2f} collect_s={collect:.2f} items={n_items} "
+    print(f"RESULT per_item_ms={1000 * per_item:.2f} cpu_per_item_ms={1000 * cpu_item:.2f} "
+          f"collect_s={collect:.2f} items={n_items} "
           f"target_met={per_item < 0.020}")
     if args.keep:
         print(f"work folder: {work}")

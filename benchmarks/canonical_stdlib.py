@@ -99,8 +99,10 @@ def main() -> int:
     ):
         counts = Counter(r.status for r in chosen)
         print(f"{label}: {len(chosen)} tasks: {dict(sorted(counts.items()))}")
-    print(f"isolation: {results[0].isolation.get('mode')}, network {results[0].network}, "
-          f"launcher {results[0].isolation.get('launcher')}")
+    print(
+        f"isolation: {results[0].isolation.get('mode')}, network {results[0].network}, "
+        f"launcher {results[0].isolation.get('launcher')}"
+    )
 
     bad = [(p, r) for p, r in zip(stdlib, results, strict=True) if r.status != "passed"]
     print(f"\nnot passing in the sandbox: {len(bad)}")
@@ -108,13 +110,26 @@ def main() -> int:
     for p, r in bad:
         plain = plain_run(p, args.time_limit + 30)
         tag = "network-free" if p.task_id in both else "not in network-free list"
-        print(f"- {p.task_id} [{tag}] sandbox={r.status} {r.failed_tests[:3]} | {cause(r)} | plain run: {plain}")
-        rows.append({"task_id": p.task_id, "in_network_free": p.task_id in both, "sandbox": r.to_dict(), "plain": plain})
+        print(
+            f"- {p.task_id} [{tag}] sandbox={r.status} {r.failed_tests[:3]} | {cause(r)} | plain run: {plain}"
+        )
+        rows.append(
+            {
+                "task_id": p.task_id,
+                "in_network_free": p.task_id in both,
+                "sandbox": r.to_dict(),
+                "plain": plain,
+            }
+        )
     slow = sorted(results, key=lambda r: -(r.test_time_s or 0))[:5]
-    print("\nslowest reference solutions (test time, s):",
-          ", ".join(f"{r.task_id} {r.test_time_s:.1f}" for r in slow if r.test_time_s is not None))
+    print(
+        "\nslowest reference solutions (test time, s):",
+        ", ".join(f"{r.task_id} {r.test_time_s:.1f}" for r in slow if r.test_time_s is not None),
+    )
     if args.json:
-        args.json.write_text(json.dumps({"results": [r.to_dict() for r in results], "failures": rows}, indent=1))
+        args.json.write_text(
+            json.dumps({"results": [r.to_dict() for r in results], "failures": rows}, indent=1)
+        )
     return 0
 
 

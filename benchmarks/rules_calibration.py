@@ -35,7 +35,7 @@ from pathlib import Path
 
 from pytest_vibecheck.instructions import all_instructions
 from pytest_vibecheck.loaders import load_bigcodebench, load_livecodebench
-from pytest_vibecheck.selectors.rules import RulesSelector
+from pytest_vibecheck.selectors.rules import RulesSelector, evidence
 
 LIVE_SAMPLES = "livecodebench/lcb-submissions_O1-Mini-2024-09-12_N1_Scenario.codegeneration_1_0.2_eval_all.json.gz"
 SAMPLES = "samples/bigcodebench-qwen2.5-coder-7b-instruct/Qwen2.5-Coder-7B-Instruct--bigcodebench-instruct--sanitized_calibrated.jsonl.gz"
@@ -93,45 +93,17 @@ def _has_comment_or_docstring(code: str) -> bool:
     return any(ast.get_docstring(n) is not None for n in nodes)  # type: ignore[arg-type]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
-    )
-    ap.add_argument("--source", choices=("big", "live"), default="big")
-    args = ap.parse_args()
-    if args.source == "big":
-        problems = load_bigcodebench(args.data / "bigcodebench" / "BigCodeBench-v0.1.0_hf.jsonl.gz")
-        with gzip.open(args.data / SAMPLES, "rt", encoding="utf-8") as fh:
-            samples = {row["task_id"]: row["solution"] for row in map(json.loads, fh)}
-    else:
-        problems = load_livecodebench(
-            args.data / "livecodebench" / "lcb_v5_problems_with_public_tests.jsonl.gz"
-        )
-        with gzip.open(args.data / LIVE_SAMPLES, "rt", encoding="utf-8") as fh:
-            rows = json.load(fh)
-        samples = {row["question_id"]: _first_code(row["code_list"]) for row in rows}
-    selector = RulesSelector()
-    t0 = time.perf_counter()
-    judged = {p.task_id: {i.id: selector.judge(p, i) for i in all_instructions()} for p in problems}
-    t_rules = time.perf_counter() - t0
+def violations(problems: list, samples: dict[str, str]) -> dict[str, set[str]]:
+    """instruction id -> task ids whose model program breaks it (Ruff, default parameters)."""
+    out: dict[str, set[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         stem_of = {}
         for n, prob in enumerate(problems):
-            stem = f"t{n:04d}"
-            stem_of[stem] = prob.task_id
-            (folder / f"{stem}.py").write_text(
+            stem_of[f"t{n:04d}"] = prob.task_id
+            (folder / f"t{n:04d}.py").write_text(
                 samples[prob.task_id].rstrip("\n") + "\n", encoding="utf-8"
             )
-        comments = {s for s, tid in stem_of.items() if _has_comment_or_docstring(samples[tid])}
-        rel5 = sum(1 for s, tid in stem_of.items() if judged[tid]["doc_5"].relevant)
-        print(
-            f"doc_5 proxy: {len(comments) / len(stem_of):.2f} of model programs have a comment or docstring; rules call doc_5 relevant for {rel5 / len(stem_of):.2f}"
-        )
-        print(
-            f"{'instruction':<10} {'relevant':>8} {'P(viol|rel)':>11} {'P(viol|irr)':>11}   by rule code (n, P(viol))"
-        )
         for inst in all_instructions():
             spec = inst.verifier
             if not spec.rules:
@@ -144,29 +116,119 @@ def main() -> int:
             bad = {stem_of[s] for s in ruff_violations(folder, spec.rules, settings, spec.preview)}
             if inst.id == "library_2":  # + the built-in check: a DataFrame variable named df
                 bad |= {
-                    tid
-                    for tid in stem_of.values()
-                    if re.search(r"^\s*df\s*=", samples[tid], re.MULTILINE)
+                    t
+                    for t in stem_of.values()
+                    if re.search(r"^\s*df\s*=", samples[t], re.MULTILINE)
                 }
-            by_rule: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
-            rel = [0, 0]
-            irr = [0, 0]
-            for prob in problems:
-                j = judged[prob.task_id][inst.id]
-                v = prob.task_id in bad
-                by_rule[j.rule][0] += 1
-                by_rule[j.rule][1] += v
-                bucket = rel if j.relevant else irr
-                bucket[0] += 1
-                bucket[1] += v
-            pr = f"{rel[1] / rel[0]:.2f}" if rel[0] else "-"
-            pi = f"{irr[1] / irr[0]:.2f}" if irr[0] else "-"
-            detail = ", ".join(
-                f"{r} ({n}, {v / n:.2f})"
-                for r, (n, v) in sorted(by_rule.items(), key=lambda kv: -kv[1][0])
+            out[inst.id] = bad
+    out["doc_5"] = {t for t, code in samples.items() if _has_comment_or_docstring(code)}
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
+    ap.add_argument("--source", choices=("big", "live", "both"), default="both")
+    ap.add_argument(
+        "--emit", type=Path, help="write the table as pytest_vibecheck/selectors/calibration.py"
+    )
+    ap.add_argument(
+        "--min-n", type=int, default=10, help="buckets with fewer tasks are left out (default 10)"
+    )
+    args = ap.parse_args()
+    pooled: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
+    for source in ("big", "live") if args.source == "both" else (args.source,):
+        if source == "big":
+            problems = load_bigcodebench(
+                args.data / "bigcodebench" / "BigCodeBench-v0.1.0_hf.jsonl.gz"
             )
-            print(f"{inst.id:<10} {rel[0] / len(problems):>8.2f} {pr:>11} {pi:>11}   {detail}")
-    print(f"\nrules selector: {len(problems)} tasks x 30 instructions judged in {t_rules:.1f} s")
+            with gzip.open(args.data / SAMPLES, "rt", encoding="utf-8") as fh:
+                samples = {row["task_id"]: row["solution"] for row in map(json.loads, fh)}
+        else:
+            problems = load_livecodebench(
+                args.data / "livecodebench" / "lcb_v5_problems_with_public_tests.jsonl.gz"
+            )
+            with gzip.open(args.data / LIVE_SAMPLES, "rt", encoding="utf-8") as fh:
+                samples = {
+                    row["question_id"]: _first_code(row["code_list"]) for row in json.load(fh)
+                }
+        samples = {p.task_id: samples[p.task_id] for p in problems}
+        t0 = time.perf_counter()
+        selector = RulesSelector()
+        buckets = {
+            p.task_id: {i.id: evidence(p, selector.features(p), i.id) for i in all_instructions()}
+            for p in problems
+        }
+        t_rules = time.perf_counter() - t0
+        bad = violations(problems, samples)
+        print(
+            f"\n== {source}: {len(problems)} tasks; model code: {'Qwen2.5-Coder-7B-Instruct' if source == 'big' else 'o1-mini'}"
+        )
+        print(
+            f"{'instruction':<10} {'viol.':>5}  bucket (kind, n tasks, share whose model code breaks the instruction)"
+        )
+        for inst in all_instructions():
+            if inst.id not in bad:
+                print(f"{inst.id:<10}     -  not measurable from code (reply format)")
+                continue
+            counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+            for prob in problems:
+                ev = buckets[prob.task_id][inst.id]
+                assert ev is not None
+                c = counts[ev.rule]
+                c[0] += 1
+                c[1] += prob.task_id in bad[inst.id]
+                c[2] = int(ev.violation)
+            total = len(bad[inst.id]) / len(problems)
+            parts = []
+            for rule, (n, v, is_violation) in sorted(counts.items(), key=lambda kv: -kv[1][0]):
+                parts.append(f"{rule} ({'V' if is_violation else 'c'}, {n}, {v / n:.2f})")
+                pooled[inst.id, rule][0] += n
+                pooled[inst.id, rule][1] += v
+            print(f"{inst.id:<10} {total:>5.2f}  " + ", ".join(parts))
+        print(f"evidence for {len(problems)} tasks x 30 instructions in {t_rules:.1f} s")
+    table: dict[str, dict[str, float]] = collections.defaultdict(dict)
+    sizes: dict[str, dict[str, int]] = collections.defaultdict(dict)
+    for (iid, rule), (n, v) in pooled.items():  # buckets seen in both sources are pooled
+        if n >= args.min_n:
+            table[iid][rule] = round(v / n, 3)
+            sizes[iid][rule] = n
+    if args.emit:
+        lines = [
+            '"""Measured plausibility of each evidence bucket of the ``rules`` selector.',
+            "",
+            "``PLAUSIBILITY[instruction][bucket]`` is the share (a fraction in [0, 1]) of tasks in that",
+            "bucket whose real, unconstrained model solution breaks the instruction: Ruff with the",
+            "instruction's rules and default parameters (``df`` regex for library_2's built-in check;",
+            "for doc_5, having any comment or docstring) over Qwen2.5-Coder-7B-Instruct's BigCodeBench",
+            "instruct solutions (``ref:``/``doc:``/``lib:`` buckets) and o1-mini's LiveCodeBench programs",
+            "(``text:``/``starter:`` buckets), from ``../shared/data``. Buckets with fewer than",
+            f"{args.min_n} tasks are left out. Generated by ``benchmarks/rules_calibration.py --emit``",
+            "(Ruff 0.17); do not edit by hand.",
+            '"""',
+            "",
+            "from __future__ import annotations",
+            "",
+            "from collections.abc import Mapping",
+            "",
+            "# instruction: {bucket: share}  (bucket sizes in the comments)",
+            "PLAUSIBILITY: Mapping[str, Mapping[str, float]] = {",
+        ]
+        for iid in [i.id for i in all_instructions()]:
+            if iid not in table:
+                continue
+            lines.append(f"    {iid!r}: {{")
+            lines.extend(
+                f"        {rule!r}: {table[iid][rule]},  # n={sizes[iid][rule]}"
+                for rule in sorted(table[iid])
+            )
+            lines.append("    },")
+        lines.append("}")
+        args.emit.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        subprocess.run([sys.executable, "-m", "ruff", "format", "--quiet", str(args.emit)], check=True)
+        print(f"wrote {args.emit}")
     return 0
 
 

@@ -67,29 +67,34 @@ def _mount(
 
 
 def _private_tmp(cfg: dict[str, Any], libc: object) -> list[str]:
-    """Mount tmpfs over each world-writable folder; bind the work folder back in place."""
-    workdir = cfg["workdir"]
-    keep = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)
-    done = []
+    """Mount tmpfs over each world-writable folder; bind back the work folder (and any
+    interpreter folder that lives there, e.g. a virtual environment in /tmp) at its own path."""
+    folders = [f for f in cfg.get("tmp_dirs", []) if os.path.isdir(f) and not os.path.islink(f)]
+
+    def inside(path: str) -> bool:
+        return any(path.startswith(f.rstrip("/") + "/") for f in folders)
+
+    wanted = [cfg["workdir"], *cfg.get("keep_paths", [])]
+    keep = [
+        (p, os.open(p, os.O_RDONLY | os.O_DIRECTORY))
+        for p in wanted
+        if inside(p) and os.path.isdir(p)
+    ]
     size = int(cfg.get("tmpfs_bytes") or 256 * 1024 * 1024)
-    rebind = False
-    for folder in cfg.get("tmp_dirs", []):
-        if not os.path.isdir(folder) or os.path.islink(folder):
-            continue
+    for folder in folders:
         _mount(libc, "tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={size}")
-        done.append(folder)
-        if workdir.startswith(folder.rstrip("/") + "/"):
-            rebind = True
-    if rebind:
-        os.makedirs(workdir, mode=0o755, exist_ok=True)
-        _mount(libc, f"/proc/self/fd/{keep}", workdir, None, _MS_BIND, None)
-    os.close(keep)
-    return done
+    for path, fd in keep:
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND, None)
+        os.close(fd)
+    return folders
 
 
 def _expose(cfg: dict[str, Any], libc: object) -> None:
     """Hide each root-only folder the interpreter lives in; bind back only what it needs."""
     for ancestor, paths in cfg.get("expose", []):
+        if not os.path.isdir(ancestor):
+            continue
         fds = [(p, os.open(p, os.O_RDONLY | os.O_DIRECTORY)) for p in paths if os.path.isdir(p)]
         _mount(libc, "tmpfs", ancestor, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=755,size=1m")
         for p, fd in fds:
@@ -226,6 +231,7 @@ def enter(cfg: dict[str, Any], out: object, pid1: bool) -> None:
         _drop_privileges(cfg, libc)
         if cfg.get("uid") is not None:
             facts["uid"] = os.getuid()
+        if libc is not None:
             facts["no_new_privs"] = _no_new_privs(libc)
         os.chdir(cfg["workdir"])
         facts["network"] = _network_state()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,37 +189,52 @@ def augment(
     registry: InstructionRegistry | None = None,
     suite: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
 ) -> list[Problem]:
     """Augment every problem (see :func:`augment_problem`); ``suite`` renames them.
 
-    Tasks whose selection fails (:class:`SelectorError`) do not stop the others; at the
-    end one :class:`SelectorError` lists them all (the selector's cache keeps every
-    good reply, so a re-run only repeats the failed tasks). ``progress(done, total)`` is
-    called after each task. Raises :class:`VibecheckError` for ``k`` outside ``1..30``.
+    Results are in input order and do not depend on ``workers`` (threads; useful for LLM
+    selectors, whose requests wait on the network). Tasks whose selection fails
+    (:class:`SelectorError`) do not stop the others; at the end one :class:`SelectorError`
+    lists them all (the selector's cache keeps every good reply, so a re-run only repeats
+    the failed tasks). ``progress(done, total)`` is called after each task. Raises
+    :class:`VibecheckError` for ``k`` outside ``1..30`` or ``workers < 1``.
     """
     reg = registry if registry is not None else default_registry()
     if not 1 <= k <= len(reg):
         raise VibecheckError(f"k must be between 1 and {len(reg)}, got {k}")
-    out: list[Problem] = []
-    failures: list[str] = []
-    for n, prob in enumerate(problems, start=1):
-        if suite is not None:
-            prob = dataclasses.replace(prob, suite=suite)
+    if workers < 1:
+        raise VibecheckError(f"workers must be >= 1, got {workers}")
+    todo = [dataclasses.replace(p, suite=suite) if suite is not None else p for p in problems]
+
+    def one(prob: Problem) -> Problem | str:
         try:
-            out.append(augment_problem(prob, k=k, seed=seed, selector=selector, registry=reg))
+            return augment_problem(prob, k=k, seed=seed, selector=selector, registry=reg)
         except SelectorError as exc:
-            failures.append(f"{prob.task_id}: {exc}")
-        if progress is not None:
-            progress(n, len(problems))
+            return f"{prob.task_id}: {exc}"
+
+    results: list[Problem | str] = []
+    if workers == 1:
+        for prob in todo:
+            results.append(one(prob))
+            if progress is not None:
+                progress(len(results), len(todo))
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for res in pool.map(one, todo):
+                results.append(res)
+                if progress is not None:
+                    progress(len(results), len(todo))
+    failures = [r for r in results if isinstance(r, str)]
     if failures:
         shown = "; ".join(failures[:5]) + (
             f"; ... ({len(failures)} in all)" if len(failures) > 5 else ""
         )
         raise SelectorError(
-            f"instruction selection failed for {len(failures)} of {len(problems)} tasks: {shown}. "
+            f"instruction selection failed for {len(failures)} of {len(todo)} tasks: {shown}. "
             "Re-run the same command: replies already received are cached."
         )
-    return out
+    return [r for r in results if isinstance(r, Problem)]
 
 
 def category_shares(

@@ -176,7 +176,7 @@ def no_comments_or_docstrings(code: str) -> list[Violation]:
     module/class/function docstring; code that does not parse adds an ``invalid-syntax``
     violation (comments before the error are still reported).
     """
-    code = code.replace("\r\n", "\n").replace("\r", "\n")
+    code = code.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
     out: list[Violation] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(code).readline):
@@ -296,7 +296,7 @@ def pandas_df_name(code: str, *, all_bindings: bool = False) -> list[Violation]:
     module docstring). Violations have rule ``"PD901"``; code that does not parse gives one
     ``invalid-syntax`` violation.
     """
-    code = code.replace("\r\n", "\n").replace("\r", "\n")
+    code = code.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
     try:
         tree = _parse(code)
     except (SyntaxError, ValueError) as exc:

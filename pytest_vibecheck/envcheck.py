@@ -21,6 +21,7 @@ import ast
 import importlib.util
 import subprocess
 import sys
+import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -120,18 +121,25 @@ def pypi_name(module: str) -> str:
     return IMPORT_TO_PYPI.get(module, module)
 
 
-def _imports(code: str) -> set[str]:
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return set()
+#: ``ast.parse`` is not thread-safe in CPython 3.11/3.12 ("AST constructor recursion depth
+#: mismatch", CPython issue gh-106905); the parallel runner calls this from threads.
+_AST_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=4096)
+def _imports(code: str) -> frozenset[str]:
+    with _AST_LOCK:
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            return frozenset()
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module.split(".")[0])
-    return names
+    return frozenset(names)
 
 
 def required_modules(problem: Problem) -> tuple[str, ...]:

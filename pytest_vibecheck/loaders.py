@@ -450,7 +450,9 @@ def load_mbppplus(path: str | Path, *, suite: str = "mbppplus") -> list[Problem]
     MBPP+'s ``assertion`` field calls the function by name (``assert f(1) == 2``); the
     loader turns it into ``def check(candidate):`` whose first statement binds the entry
     point's name to ``candidate``, so the sandbox runs it exactly like HumanEval (imports
-    in ``assertion`` stay at module level). The ``plus_input`` tests have no expected
+    in ``assertion`` stay at module level). A runner must take the entry point from the
+    candidate's namespace *before* executing the test code: one task (Mbpp/56) names its
+    function ``check``. The ``plus_input`` tests have no expected
     outputs in the release and are not used. ``prompt`` wraps the task text in EvalPlus's
     instruct request. Raises :class:`DataFileError` (file, line, field) for a malformed record.
     """

@@ -289,6 +289,8 @@ def _config_text(members: tuple[RuffCheck, ...], target_version: str | None) -> 
     if target_version:
         lines.append(f"target-version = {json.dumps(target_version)}")
     lines.append("lint.select = [" + ", ".join(json.dumps(s) for s in selectors) + "]")
+    # Fixes are never applied: without them Ruff's JSON output is a third smaller.
+    lines.append("lint.fixable = []")
     if members[0].preview:
         lines.append("lint.preview = true")
     lines.extend(f"{key} = {_toml_value(value)}" for key, value in sorted(settings.items()))

@@ -32,6 +32,7 @@ import hashlib
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -273,6 +274,8 @@ class Runtime:
         except BaseException:
             self.close()
             raise
+        #: verdicts already computed in this process (see :func:`_verify`)
+        self.verdicts: dict[VerdictKey, Any] = {}
         self._inflight: dict[str, threading.Event] = {}
         self._inflight_lock = threading.Lock()
         self._exec_cache: ExecCache | None = None
@@ -398,9 +401,10 @@ def _generate_one(runtime: Runtime, work: Work) -> None:
         work.timing["generate"] = time.perf_counter() - t0
 
 
-def _generate(runtime: Runtime, works: Sequence[Work]) -> None:
-    """Stage 1 for many items, ``--vibe-concurrency`` at a time."""
-    n = min(runtime.settings.concurrency, len(works))
+def _generate(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
+    """Stage 1 for many items, ``--vibe-concurrency`` at a time (one after the other when
+    ``concurrent`` is false: cache hits are faster without threads)."""
+    n = min(runtime.settings.concurrency, len(works)) if concurrent else 1
     if n <= 1:
         for w in works:
             _generate_one(runtime, w)
@@ -427,41 +431,70 @@ def _no_code_verdicts(judged: Judged) -> list[dict[str, Any]]:
     ]
 
 
-def _verify(works: Sequence[Work]) -> None:
-    """Stage 2: every turn of every live item in one :func:`~pytest_vibecheck.verify.verify_batch`."""
+#: Verdicts remembered per process (identical code is judged once: the baseline and multi-turn
+#: turn 0 share a reply, and a model often returns the same code on several turns).
+MEMO_LIMIT = 100_000
+
+VerdictKey = tuple[str, str, str]  # sha256 of (reply, code, entry point), instruction id, params
+
+
+def _verify(works: Sequence[Work], memo: dict[VerdictKey, Any] | None = None) -> None:
+    """Stage 2: judge every turn of every live item; each distinct (reply, code, instruction,
+    params) once, all in one :func:`~pytest_vibecheck.verify.verify_batch`."""
+    import json
+
     from .verify import VerifyItem, verify_batch
 
+    memo = {} if memo is None else memo
+    if len(memo) > MEMO_LIMIT:
+        memo.clear()
     t0 = time.perf_counter()
-    batch: list[Any] = []
-    targets: list[tuple[Work, _Turn]] = []
+    targets: list[tuple[Work, _Turn, list[VerdictKey]]] = []
+    todo: dict[str, tuple[_Turn, Work, dict[VerdictKey, tuple[str, dict[str, Any]]]]] = {}
     for w in works:
         if not w.live:
             continue
         for t in w.turns:
             if t.no_code:
                 t.verdicts = _no_code_verdicts(t.judged)
-            elif t.judged:
-                batch.append(
-                    VerifyItem(
-                        instructions=[(iid, params) for _pos, iid, params in t.judged],
-                        reply=t.generation.text,
-                        code=t.extraction.code,
-                        entry_point=w.spec.problem.entry_point,
-                    )
-                )
-                targets.append((w, t))
-    if not batch:
-        return
-    try:
-        results = verify_batch(batch)
-    except Exception as exc:
-        msg = str(exc) if isinstance(exc, VibecheckError) else _describe(exc)
-        for w, _t in targets:
-            w.error = w.error or VibeInfraError("verifier_error", msg)
-        return
-    for (w, t), verdicts in zip(targets, results, strict=True):
+                continue
+            if not t.judged:
+                continue
+            text_key = _sha(
+                json.dumps([t.generation.text, t.extraction.code, w.spec.problem.entry_point])
+            )
+            keys: list[VerdictKey] = []
+            for _pos, iid, params in t.judged:
+                key = (text_key, iid, json.dumps(params, sort_keys=True))
+                keys.append(key)
+                if key not in memo:
+                    entry = todo.setdefault(text_key, (t, w, {}))
+                    entry[2][key] = (iid, params)
+            targets.append((w, t, keys))
+    if todo:
+        batch = [
+            VerifyItem(
+                instructions=list(pending.values()),
+                reply=t.generation.text,
+                code=t.extraction.code,
+                entry_point=w.spec.problem.entry_point,
+            )
+            for t, w, pending in todo.values()
+        ]
+        try:
+            results = verify_batch(batch)
+        except Exception as exc:
+            msg = str(exc) if isinstance(exc, VibecheckError) else _describe(exc)
+            for w, _t, _keys in targets:
+                w.error = w.error or VibeInfraError("verifier_error", msg)
+            return
+        for (_t, _w, pending), verdicts in zip(todo.values(), results, strict=True):
+            for key, v in zip(pending, verdicts, strict=True):
+                memo[key] = v
+    for w, t, keys in targets:
         t.verdicts = []
-        for (pos, iid, _params), v in zip(t.judged, verdicts, strict=True):
+        for (pos, iid, _params), key in zip(t.judged, keys, strict=True):
+            v = memo[key]
             if v.passed is None:
                 w.error = w.error or VibeInfraError(
                     "verifier_error", f"{iid} could not be verified: {v.error}"
@@ -476,8 +509,9 @@ def _verify(works: Sequence[Work]) -> None:
                     "violations": [x.to_dict() for x in v.violations],
                 }
             )
-    share = (time.perf_counter() - t0) / max(1, len({id(w) for w, _ in targets}))
-    for w in {id(w): w for w, _ in targets}.values():
+    judged = {id(w): w for w, _t, _k in targets}
+    share = (time.perf_counter() - t0) / max(1, len(judged))
+    for w in judged.values():
         w.timing["verify"] += share
 
 
@@ -527,11 +561,16 @@ def _test(runtime: Runtime, works: Sequence[Work]) -> None:
                 break
 
 
-def prepare(runtime: Runtime, works: Sequence[Work]) -> None:
-    """Run the three stages over ``works`` (in place)."""
-    _generate(runtime, works)
-    _verify(works)
-    _test(runtime, works)
+def prepare(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
+    """Run the three stages over ``works`` (in place). Warnings raised by parsing the model's
+    code (``invalid escape sequence``, other ``SyntaxWarning`` s) are about the model's code,
+    not the run, and are not shown."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=SyntaxWarning)
+        warnings.filterwarnings("ignore", message="invalid escape sequence", category=DeprecationWarning)
+        _generate(runtime, works, concurrent)
+        _verify(works, runtime.verdicts)
+        _test(runtime, works)
 
 
 # ---------------------------------------------------------------- prefetching
@@ -554,6 +593,7 @@ class Prefetcher:
         self.runtime = runtime
         self.max_window = window
         self.window = max(1, min(window, runtime.settings.concurrency))
+        self.slow = True  # until a window shows that generations are fast
         self._ready: dict[str, Work] = {}
         self._index: dict[str, int] | None = None
 
@@ -592,10 +632,10 @@ class Prefetcher:
             return work
         batch = self._upcoming(item)
         works = [Work(it.spec) for it in batch]
-        prepare(self.runtime, works)
-        slow = max(w.timing["generate"] for w in works) > SLOW_GENERATION_S
+        prepare(self.runtime, works, concurrent=self.slow)
+        self.slow = max(w.timing["generate"] for w in works) > SLOW_GENERATION_S
         base = max(1, min(self.max_window, self.runtime.settings.concurrency))
-        self.window = base if slow else min(self.max_window, self.window * 2)
+        self.window = base if self.slow else min(self.max_window, self.window * 2)
         for it, w in zip(batch[1:], works[1:], strict=True):
             self._ready[it.nodeid] = w
         return works[0]

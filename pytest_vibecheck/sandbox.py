@@ -273,39 +273,55 @@ def _others_can_enter(path: str) -> bool:
     return bool(st.st_mode & stat.S_IXOTH)
 
 
-def _expose_plan() -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Folders the interpreter needs that an unprivileged user cannot enter.
+def interpreter_paths() -> tuple[str, ...]:
+    """Real paths of the folders the sandboxed interpreter needs (prefixes, stdlib, site-packages).
 
-    Returns ``((blocked_ancestor, (needed_path, ...)), ...)``: the bootstrap hides each
-    blocked ancestor behind an empty tmpfs and binds only the needed paths back (e.g.
-    ``/root`` hidden, ``/root/.pyenv/versions/3.11.7`` visible).
+    Only the interpreter's own folders: not ``sys.path`` entries such as the current
+    project or a test folder, which candidate code must not depend on.
     """
+    paths = sysconfig.get_paths()
     needed: set[str] = set()
     for p in (
         sys.base_prefix,
         sys.base_exec_prefix,
         sys.prefix,
         os.path.dirname(os.path.realpath(sys.executable)),
-        *(sysconfig.get_paths().values()),
-        *sys.path,
-        str(Path(__file__).resolve().parent.parent),
+        paths.get("stdlib"),
+        paths.get("platstdlib"),
+        paths.get("purelib"),
+        paths.get("platlib"),
     ):
         if p and os.path.isdir(p):
             needed.add(os.path.realpath(p))
+    # a path inside another needed path is covered by it
+    return tuple(
+        sorted(p for p in needed if not any(p != q and p.startswith(q + "/") for q in needed))
+    )
+
+
+def _under(path: str, folders: Sequence[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def _expose_plan() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Folders the interpreter needs that an unprivileged user cannot enter.
+
+    Returns ``((blocked_ancestor, (needed_path, ...)), ...)``: the bootstrap hides each
+    blocked ancestor behind an empty tmpfs and binds only the needed paths back (e.g.
+    ``/root`` hidden, ``/root/.pyenv/versions/3.11.7`` visible). Paths under the private
+    tmp folders are handled there instead (they are bound back into the private tmpfs).
+    """
     plan: dict[str, set[str]] = {}
-    for p in sorted(needed):
+    for p in interpreter_paths():
+        if _under(p, TMP_DIRS):
+            continue
         parts = Path(p).parts
         for i in range(1, len(parts) + 1):
             anc = str(Path(*parts[:i]))
             if not _others_can_enter(anc):
                 plan.setdefault(anc, set()).add(p)
                 break
-    # a needed path inside another blocked ancestor's needed path is already covered
-    out = []
-    for anc, paths in sorted(plan.items()):
-        keep = sorted(p for p in paths if not any(p != q and p.startswith(q + "/") for q in paths))
-        out.append((anc, tuple(keep)))
-    return tuple(out)
+    return tuple((anc, tuple(sorted(paths))) for anc, paths in sorted(plan.items()))
 
 
 # --------------------------------------------------------------------------- user ids
@@ -758,6 +774,7 @@ def _run(
         "tmp_dirs": list(TMP_DIRS) if private_tmp else [],
         "tmpfs_bytes": settings.fsize_mb * 1024 * 1024,
         "expose": [[a, list(ps)] for a, ps in caps.expose] if uid is not None else [],
+        "keep_paths": [p for p in interpreter_paths() if _under(p, TMP_DIRS)],
         "uid": uid,
         "gid": uid,
         "limits": limits_cfg,

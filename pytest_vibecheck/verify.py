@@ -11,8 +11,11 @@ What each instruction judges (its ``verifier.target``):
 * ``reply`` instructions (doc_4, doc_6) judge the whole ``reply``, or the ``code`` when only
   code is given.
 
-Before linting, the code is normalised to LF line endings and exactly one final newline (an
-empty text stays empty), so a missing final newline never fails style_1 through W292.
+Before linting, the code is normalised to LF line endings and exactly one final newline (a
+blank text becomes empty), so a missing final newline never fails style_1 through W292. A reply
+without code is judged as empty code (most instructions pass it): callers that report "no code"
+as its own outcome check :func:`~pytest_vibecheck.extract.extract_code` first (its ``method`` is
+``"none"``), as the plugin's runner does.
 Parameters are validated as in the paper (§3.1, :func:`pytest_vibecheck.params.validate_params`,
 non-strict): unknown keys are dropped and invalid values reset to the default; each change is
 emitted as a :class:`~pytest_vibecheck.errors.ParameterWarning` and kept in
@@ -56,10 +59,9 @@ class VerifyItem:
 
 
 def normalise_code(code: str) -> str:
-    """LF line endings and exactly one final newline (``""`` stays ``""``)."""
-    text = code.replace("\r\n", "\n").replace("\r", "\n")
-    text = text.rstrip("\n")
-    return text + "\n" if text else ""
+    """LF line endings and exactly one final newline; blank code becomes ``""``."""
+    text = code.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+    return text + "\n" if text.strip() else ""
 
 
 def ruff_check_for(instruction: Instruction, params: Mapping[str, int | str]) -> RuffCheck | None:
@@ -86,10 +88,10 @@ class _ParamCache:
     def get(
         self, inst: Instruction, raw: Mapping[str, object] | None
     ) -> tuple[dict[str, int | str], tuple[str, ...], RuffCheck | None]:
-        items = tuple(sorted((raw or {}).items()))
+        items = tuple(sorted(raw.items())) if raw else ()
+        key: tuple[str, str, tuple[tuple[str, object], ...]] | None = (inst.id, inst.source, items)
         try:
-            key = (inst.id, inst.source, items)
-            hit = self._cache.get(key)
+            hit = self._cache.get(key)  # type: ignore[arg-type]
         except TypeError:  # unhashable parameter values: no caching
             key, hit = None, None
         if hit is None:
@@ -147,7 +149,7 @@ def verify_batch(
     for i, item in enumerate(items):
         where = item.label or f"item {i}"
         code, reply = _resolve_texts(item, where)
-        extracted: str | None = None
+        code_text: str | None = None  # normalised once per item
         row: list[_Planned] = []
         for iid, raw_params in item.instructions:
             inst = reg.get(iid)
@@ -158,15 +160,14 @@ def verify_batch(
                 assert reply is not None
                 text = reply
             else:
-                if code is None:
-                    if extracted is None:
+                if code_text is None:
+                    if code is None:
                         from .extract import extract_code
 
                         assert item.reply is not None
-                        extracted = extract_code(item.reply, item.extract_mode, item.entry_point).code
-                    text = normalise_code(extracted)
-                else:
-                    text = normalise_code(code)
+                        code = extract_code(item.reply, item.extract_mode, item.entry_point).code
+                    code_text = normalise_code(code)
+                text = code_text
             row.append(_Planned(inst, params, changes, text, check))
         plans.append(row)
     # One Ruff job per distinct (item, text), holding all checks on that text.

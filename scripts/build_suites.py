@@ -1,7 +1,7 @@
 """Build the shipped suites in ``problems/`` from the benchmark data (paper §3.1).
 
     .venv/bin/python scripts/build_suites.py [--data ../shared/data] [--out problems]
-                                             [--only NAME ...] [--reselect-lite]
+                                             [--only NAME ...] [--reselect-lite] [--check]
 
 Suites (k = 5, ``rules`` selector, seed :data:`SEED`):
 
@@ -18,7 +18,8 @@ Suites (k = 5, ``rules`` selector, seed :data:`SEED`):
 Everything is deterministic: the same data and seed give byte-identical files. The lite
 selection runs the reference solutions in the sandbox once (``--reselect-lite``); its task
 ids and measurements are recorded in the lite manifest, and later builds reuse them, so
-timing noise never changes the suite.
+timing noise never changes the suite. ``--check`` rebuilds into a temporary folder and
+compares every data file and manifest with the shipped ones byte for byte.
 """
 
 from __future__ import annotations
@@ -178,6 +179,29 @@ def select_lite(candidates: list[Problem]) -> tuple[list[str], dict[str, Any]]:
     return chosen, info
 
 
+def _check(args: argparse.Namespace) -> int:
+    import shutil
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        lite = args.out / "bigvibebench-lite"
+        if lite.is_dir():  # reuse the recorded lite selection
+            shutil.copytree(lite, out / "bigvibebench-lite")
+        cmd = [sys.executable, __file__, "--data", str(args.data), "--out", str(out)]
+        if args.only:
+            cmd += ["--only", *args.only]
+        subprocess.run(cmd, check=True)
+        bad = 0
+        for folder in sorted(p for p in out.iterdir() if p.is_dir()):
+            for name in ("problems.jsonl.gz", "manifest.json"):
+                same = (folder / name).read_bytes() == (args.out / folder.name / name).read_bytes()
+                bad += not same
+                print(f"{folder.name}/{name}: {'identical' if same else 'DIFFERENT'}")
+    return 1 if bad else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -188,7 +212,10 @@ def main() -> int:
     ap.add_argument(
         "--reselect-lite", action="store_true", help="re-run the lite selection in the sandbox"
     )
+    ap.add_argument("--check", action="store_true", help="rebuild in a temporary folder and compare")
     args = ap.parse_args()
+    if args.check:
+        return _check(args)
     data: Path = args.data
     want = (
         set(args.only)

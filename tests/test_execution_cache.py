@@ -155,3 +155,63 @@ def test_default_workers_divides_by_xdist_workers(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "64")
     assert default_workers() == 1
     assert alone >= 1
+
+
+XDIST_TESTS = """
+import os
+from pytest_vibecheck.exec_cache import ExecCache
+from pytest_vibecheck.execution import ExecSettings
+from pytest_vibecheck.problem import Problem, TestSpec
+from pytest_vibecheck.runner import default_workers, run_many
+
+PROB = Problem(suite="x", task_id="x/add", prompt="", entry_point="add",
+               test=TestSpec(kind="humaneval", code="def check(c):\\n    assert c(1, 2) == 3\\n", entry_point="add"))
+
+def _run(op):
+    cache = ExecCache(os.environ["VC_CACHE"])
+    code = f"def add(a, b):\\n    return a {op} b\\n"
+    res = run_many([(code, PROB)] * 2, ExecSettings(time_limit_s=10), cache, workers=2)
+    return [r.status for r in res], os.environ["PYTEST_XDIST_WORKER"], default_workers()
+
+def test_plus():
+    statuses, worker, n = _run("+")
+    assert statuses == ["passed", "passed"] and worker.startswith("gw") and n >= 1
+
+def test_minus():
+    statuses, worker, n = _run("-")
+    assert statuses == ["failed", "failed"] and worker.startswith("gw") and n >= 1
+"""
+
+
+def test_runner_works_inside_xdist_workers(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "test_in_xdist.py").write_text(XDIST_TESTS, encoding="utf-8")
+    cache = tmp_path / "shared.sqlite"
+    env = {**os.environ, "VC_CACHE": str(cache)}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("PYTEST_XDIST_WORKER_COUNT", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "2",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "test_in_xdist.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+    assert len(ExecCache(cache)) == 2  # one entry per distinct code, written from two workers

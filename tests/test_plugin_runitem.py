@@ -67,7 +67,7 @@ def test_prefetch_window_grows_while_generation_is_fast_and_falls_back(monkeypat
     batches: list[list[str]] = []
     slow = {"s::t2[m]"}
 
-    def fake_prepare(runtime: Any, works: list[runitem.Work]) -> None:
+    def fake_prepare(runtime: Any, works: list[runitem.Work], concurrent: bool = True) -> None:
         batches.append([str(w.spec) for w in works])
         for w in works:
             w.timing["generate"] = 1.0 if w.spec in slow else 0.01

@@ -32,7 +32,7 @@ SHIPPED = {
     "bigvibebench-hard": (148, {"bigcodebench-unittest": 148}, {"5": 148}),
     "bigvibebench-lite": (50, {"bigcodebench-unittest": 50}, {"5": 50}),
     "livevibebench": (879, {"stdin": 498, "functional": 381}, {"5": 879}),
-    "humaneval": (164, {"humaneval": 164}, {"4": 2, "5": 162}),
+    "humaneval": (164, {"humaneval": 164}, {"5": 164}),
 }
 
 

@@ -92,6 +92,7 @@ def test_no_comments_or_docstrings_non_docstrings_pass() -> None:
     assert no_comments_or_docstrings("def f():\n    return 1\n    'after return'\n") == []
     assert no_comments_or_docstrings("def f():\n    b'bytes are no docstring'\n") == []
     assert no_comments_or_docstrings("") == []
+    assert no_comments_or_docstrings("\ufeffx = 1\r\n") == []  # a BOM is not code
 
 
 def test_no_comments_or_docstrings_syntax_error() -> None:

@@ -435,6 +435,7 @@ def test_missing_final_newline_and_crlf_do_not_fail_style_1() -> None:
     assert normalise_code("a\r\nb") == "a\nb\n"
     assert normalise_code("") == ""
     assert normalise_code("x\n\n") == "x\n"
+    assert normalise_code(" \n\t\n") == ""
 
 
 def test_removed_rule_is_an_error_not_a_fail(tmp_path: Path) -> None:

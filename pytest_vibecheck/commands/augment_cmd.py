@@ -73,6 +73,12 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--no-compress", action="store_true", help="write problems.jsonl instead of .jsonl.gz"
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="tasks judged at a time (threads; e.g. 8 for LLM selectors; default 1)",
+    )
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     p.set_defaults(func=run)
 
@@ -146,7 +152,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"\raugment: {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
 
     augmented = augment(
-        problems, k=args.k, seed=args.seed, selector=selector, suite=name, progress=progress
+        problems,
+        k=args.k,
+        seed=args.seed,
+        selector=selector,
+        suite=name,
+        progress=progress,
+        workers=args.workers,
     )
     extra: dict[str, Any] = {}
     if skipped:

@@ -180,7 +180,7 @@ class LLMSelector:
         *,
         cache_path: str | Path | None = None,
         client: object | None = None,
-        temperature: float | None | str = "default",
+        temperature: float | str | None = "default",
         max_tokens: int = 4096,
     ) -> None:
         if provider not in _KEY_ENV:
