@@ -49,6 +49,9 @@ class ExportSelection:
     ``qwen2.5-coder-0.5b-instruct`` for ``--vibe-model=openai:qwen2.5-coder-0.5b-instruct``).
     ``temperature`` / ``max_tokens``: when given, only rows requested with exactly these values.
     ``base_url``: when given, only rows recorded from this server (as stored, credentials removed).
+    ``keys``: when given, only rows with these cache keys (e.g. :func:`report_keys` of the
+    published report: exactly the replies it scored, leaving out rows of other runs or of an
+    earlier version of the suite).
     """
 
     provider: str
@@ -56,6 +59,7 @@ class ExportSelection:
     temperature: float | None = None
     max_tokens: int | None = None
     base_url: str | None = None
+    keys: frozenset[str] | None = None
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs: Any) -> ExportSelection:
@@ -116,6 +120,17 @@ def _request(row: Mapping[str, Any]) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def report_keys(report: Mapping[str, Any]) -> frozenset[str]:
+    """The generation cache keys of every reply a JSON report (docs/report-schema.md) used:
+    ``items[].turns[].generation.key``."""
+    return frozenset(
+        str(turn["generation"]["key"])
+        for item in report.get("items") or []
+        for turn in item.get("turns") or []
+        if (turn.get("generation") or {}).get("key")
+    )
+
+
 def replay_entries_from_cache(
     cache: GenerationCache | str | os.PathLike[str],
     selection: ExportSelection,
@@ -165,6 +180,8 @@ def replay_entries_from_cache(
         if selection.max_tokens is not None and max_tokens != selection.max_tokens:
             continue
         if selection.base_url is not None and url != selection.base_url:
+            continue
+        if selection.keys is not None and row.get("key") not in selection.keys:
             continue
         task_id, label = row.get("task_id"), row.get("label")
         if not isinstance(task_id, str) or not isinstance(label, str) or not task_id or not label:

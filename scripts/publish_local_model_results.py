@@ -57,22 +57,38 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-LABELS = {"baseline", "single-k1", "single-k3", "single-k5", *(f"multi-k{t}" for t in range(1, 6))}
-
-
-def complete_tasks(cache: str) -> list[str]:
-    """Task ids (suite order) with every request of the run in ``cache`` (a partial run's
-    coherent part: each of these tasks has all protocols)."""
+def complete_tasks(cache: str, base_url: str, limit: int = 30, max_tokens: int = 1024) -> list[str]:
+    """Task ids (suite order) among the first ``limit`` of the shipped bigvibebench-lite whose
+    every request of the run (baseline, single-turn k = 1, 3, 5, multi-turn turns 1-5, built from
+    the suite as it is now and the cached replies) is in ``cache``: a partial run's coherent part.
+    """
+    from pytest_vibecheck import protocols
+    from pytest_vibecheck.backends.base import BackendSettings, GenerationError
+    from pytest_vibecheck.backends.registry import make_backend
     from pytest_vibecheck.gencache import GenerationCache
+    from pytest_vibecheck.generation import Generator, request_for
     from pytest_vibecheck.suites import load_suite
 
-    have: dict[str, set[str]] = {}
-    with GenerationCache(cache) as c:
-        for row in c.rows():
-            if row["model"] == SPEC.split(":", 1)[1]:
-                have.setdefault(str(row["task_id"]), set()).add(str(row["label"]))
-    order = [p.task_id for p in load_suite("bigvibebench-lite")]
-    return [t for t in order if have.get(t, set()) >= LABELS]
+    store = GenerationCache(cache)
+    gen = Generator(make_backend(SPEC, BackendSettings(base_url=base_url)), cache=store, mode="only")
+    done: list[str] = []
+    try:
+        for problem in list(load_suite("bigvibebench-lite"))[:limit]:
+            def ask(messages: object, label: str, problem: object = problem) -> str:
+                req = request_for(problem, messages, label, temperature=0.0, max_tokens=max_tokens)  # type: ignore[arg-type]
+                return gen.generate(req).text
+            try:
+                for k in (1, 3, 5):
+                    ask(protocols.single_turn_messages(problem, k), protocols.label("single", k))
+                history: list[str] = []
+                for t in range(6):
+                    history.append(ask(protocols.multi_turn_messages(problem, history, t), protocols.label("multi", t)))
+            except GenerationError:
+                continue
+            done.append(problem.task_id)
+    finally:
+        store.close()
+    return done
 
 
 def main() -> int:
@@ -85,6 +101,7 @@ def main() -> int:
     ap.add_argument("--prefix", default=PREFIX, help=f"report path prefix (default {PREFIX})")
     ap.add_argument("--replay-dir", default=f"replays/{NAME}", help="replay folder to write")
     ap.add_argument("--page", default="docs/results.md", help="results page to write")
+    ap.add_argument("--base-url", default="http://127.0.0.1:8766/v1", help="--vibe-base-url of the run (part of the cache key)")
     ap.add_argument("--list-complete", action="store_true",
                     help="print the task ids whose every request (baseline, single k = 1, 3, 5, multi "
                          "turns 1-5) is in the cache, comma-separated, and exit")
@@ -93,13 +110,15 @@ def main() -> int:
     import os
 
     if args.list_complete:
-        print(",".join(complete_tasks(args.cache)))
+        print(",".join(complete_tasks(args.cache, args.base_url)))
         return 0
 
     os.chdir(REPO)
     prefix = args.prefix
     report = json.loads(Path(f"{prefix}.json").read_text(encoding="utf-8"))
     settings = report["run"]["settings"]
+    tasks = settings.get("tasks") or []
+    task_arg = f" --vibe-tasks={','.join(tasks)}" if tasks else ""
     gguf = args.llm_dir / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
     if gguf.is_file() and _sha256(gguf) != SHA256:
         print(f"{gguf}: sha256 differs from {SHA256}; refusing to publish", file=sys.stderr)
@@ -141,7 +160,8 @@ def main() -> int:
     status = vibecheck([
         "cache", "export-replay", str(out), "--model", SPEC, "--cache", args.cache,
         "--temperature", str(settings["temperature"]), "--max-tokens", str(settings["max_tokens"]),
-        "--provenance", str(prov_file), *(f"--suite={s['name']}" for s in suites),
+        "--provenance", str(prov_file), "--from-report", f"{prefix}.json",
+        *(f"--suite={s['name']}" for s in suites),
     ])
     if status:
         return status
@@ -167,7 +187,7 @@ def main() -> int:
         "",
         "```bash",
         f"pytest --vibe-model=replay:{NAME} --vibe-suite=bigvibebench-lite --vibe-limit={settings.get('limit')} \\",
-        "    --vibe-protocol=baseline,single,multi --vibe-k=1,3,5 -n 2",
+        f"    {task_arg.strip()} --vibe-protocol=baseline,single,multi --vibe-k=1,3,5 -n 2",
         "```",
         "",
         "Results: docs/results.md. Rebuild: scripts/run_local_model_benchmark.sh, then "
@@ -176,16 +196,25 @@ def main() -> int:
     ]
     (out / "README.md").write_text("\n".join(lines), encoding="utf-8")
 
+    env = f"VIBE_BASE_URL={settings.get('base_url')} VIBE_WORKERS={report['run'].get('workers', 1)} "
     commands = [
-        "# 1. serve the model (downloads and checks the GGUF, builds llama-cpp-python once)",
-        "scripts/serve_local_model.sh qwen 8765 &",
+        "# 1. serve the model: scripts/serve_local_model.sh fetches and checks the GGUF and builds",
+        "#    llama-cpp-python once; this run used two 1-thread servers behind a sticky proxy",
+        "scripts/serve_local_model.sh qwen 8765 &   # build + check; then, with its venv and file:",
+        "for p in 8767 8768; do $LLM/venv/bin/python -m llama_cpp.server --model $LLM/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \\",
+        "    --model_alias qwen2.5-coder-0.5b-instruct --host 127.0.0.1 --port $p --n_ctx 8192 --n_threads 1 --seed 0 & done",
+        "python scripts/affinity_proxy.py --port 8766 http://127.0.0.1:8767 http://127.0.0.1:8768 &",
         "# 2. record the run (resumable: every reply goes to .vibecheck/qwen-cache.sqlite)",
-        "scripts/run_local_model_benchmark.sh",
-        "# 3. ship the replies and render this page",
-        "python scripts/publish_local_model_results.py --rerun docs/results/qwen2.5-coder-0.5b.rerun.json",
-        "# re-score offline from the shipped replies (what tests/test_results_reproduce.py does)",
-        f"pytest --vibe-model=replay:{NAME} --vibe-suite=bigvibebench-lite --vibe-limit={settings.get('limit')} "
-        "--vibe-protocol=baseline,single,multi --vibe-k=1,3,5 -n 2 --vibe-report=rescored.json",
+        f"{env}scripts/run_local_model_benchmark.sh",
+        "# 3. score the tasks whose every request was recorded, twice (the second run: cache hit rate)",
+        f"{env}scripts/run_local_model_benchmark.sh{task_arg}",
+        f"{env}VIBE_OUT={prefix}.rerun scripts/run_local_model_benchmark.sh{task_arg}",
+        "# 4. ship the replies as a replay and render this page",
+        f"python scripts/publish_local_model_results.py --rerun {prefix}.rerun.json"
+        + (' --partial "..."' if args.partial else ""),
+        "# re-score offline from the shipped replies, no server (what tests/test_results_reproduce.py does)",
+        f"pytest --vibe-model=replay:{NAME} --vibe-suite=bigvibebench-lite --vibe-limit={settings.get('limit')}"
+        f"{task_arg} --vibe-protocol=baseline,single,multi --vibe-k=1,3,5 --vibe-max-tokens={settings['max_tokens']} -n 2",
     ]
     page_args = [
         "results", f"{prefix}.json", "--title", "Results: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) on bigvibebench-lite",

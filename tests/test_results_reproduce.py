@@ -28,7 +28,12 @@ from pytest_vibecheck.backends.base import messages_fingerprint
 from pytest_vibecheck.backends.replay import read_entries, resolve_replay
 from pytest_vibecheck.gencache import GenerationCache
 from pytest_vibecheck.protocols import baseline_messages
-from pytest_vibecheck.replay_export import ExportSelection, ReplayExportError, export_replay
+from pytest_vibecheck.replay_export import (
+    ExportSelection,
+    ReplayExportError,
+    export_replay,
+    report_keys,
+)
 from pytest_vibecheck.results_page import behaviour_counts, headline_rows
 
 REPO = Path(__file__).resolve().parent.parent
@@ -132,6 +137,13 @@ def test_export_refuses_two_runs_in_one_slot(recorded: Path, tmp_path: Path) -> 
     m = export_replay(work / "c.sqlite", tmp_path / "x",
                       ExportSelection.from_spec("scripted:bot", max_tokens=100), name="x")
     assert m["labels"] == {"baseline": 3}
+    # the replies one report used: exactly the first run's 18, whatever else the cache holds
+    keys = report_keys(json.loads((recorded / "r.json").read_text()))
+    assert len(keys) == 18
+    m = export_replay(work / "c.sqlite", tmp_path / "y",
+                      ExportSelection.from_spec("scripted:bot", keys=keys), name="y")
+    assert m["entries"] == 18
+    assert m["recorded"]["sampling"] == [{"temperature": 0.0, "max_tokens": 4096, "params": {}}]
 
 
 def test_export_cli_and_replay_rescore_reproduce_the_run(recorded: Path, tmp_path: Path) -> None:
@@ -141,7 +153,8 @@ def test_export_cli_and_replay_rescore_reproduce_the_run(recorded: Path, tmp_pat
     prov.write_text(json.dumps({"date": "2026-11-29"}), encoding="utf-8")
     out = tmp_path / "rep"
     assert main(["cache", "export-replay", str(out), "--model", "scripted:bot",
-                 "--cache", str(recorded / "c.sqlite"), "--provenance", str(prov)]) == 0
+                 "--cache", str(recorded / "c.sqlite"), "--provenance", str(prov),
+                 "--from-report", str(recorded / "r.json")]) == 0
     assert json.loads((out / "manifest.json").read_text())["date"] == "2026-11-29"
     assert main(["cache", "export-replay", str(out), "--model", "scripted:bot",
                  "--cache", str(tmp_path / "missing.sqlite")]) == 2

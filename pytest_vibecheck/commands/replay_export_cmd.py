@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..gencache import DEFAULT_CACHE_PATH
-from ..replay_export import ExportSelection, ReplayExportError, export_replay
+from ..replay_export import ExportSelection, ReplayExportError, export_replay, report_keys
 
 
 def register_actions(actions: Any) -> None:
@@ -31,6 +31,8 @@ def register_actions(actions: Any) -> None:
     p.add_argument("--temperature", type=float, default=None,
                    help="only rows requested at this temperature")
     p.add_argument("--max-tokens", type=int, default=None, help="only rows requested with this token limit")
+    p.add_argument("--from-report", type=Path, default=None, metavar="REPORT.json",
+                   help="only the replies this JSON report used (its items' generation keys)")
     p.add_argument("--suite", action="append", default=[], metavar="NAME",
                    help="suite the replies answer (repeatable; recorded in the manifest)")
     p.add_argument("--provenance", type=Path, default=None, metavar="JSON",
@@ -51,8 +53,15 @@ def run_export_replay(args: argparse.Namespace) -> int:
         provenance = data
     if not Path(args.cache).is_file():
         raise ReplayExportError(f"generation cache {args.cache}: no such file; give --cache PATH")
+    keys = None
+    if args.from_report is not None:
+        from ..reporting.json_report import load_report
+
+        keys = report_keys(load_report(args.from_report))
+        if not keys:
+            raise ReplayExportError(f"--from-report {args.from_report}: the report used no generation")
     selection = ExportSelection.from_spec(
-        args.model, temperature=args.temperature, max_tokens=args.max_tokens
+        args.model, temperature=args.temperature, max_tokens=args.max_tokens, keys=keys
     )
     out = Path(args.out)
     manifest = export_replay(
