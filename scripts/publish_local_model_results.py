@@ -98,6 +98,7 @@ def main() -> int:
                     help="VIBECHECK_LLM_DIR of scripts/serve_local_model.sh (model file + server venv)")
     ap.add_argument("--rerun", default=None, help="report of a second identical run (cache hit rate)")
     ap.add_argument("--partial", default=None, help="label the page as partial results with this note")
+    ap.add_argument("--note", action="append", default=[], help="a further paragraph under the title (repeatable)")
     ap.add_argument("--prefix", default=PREFIX, help=f"report path prefix (default {PREFIX})")
     ap.add_argument("--replay-dir", default=f"replays/{NAME}", help="replay folder to write")
     ap.add_argument("--page", default="docs/results.md", help="results page to write")
@@ -225,6 +226,8 @@ def main() -> int:
         "plugin (`--vibe-model=openai:qwen2.5-coder-0.5b-instruct --vibe-base-url=...`) with every "
         "protocol at temperature 0. Every reply is shipped, so the page can be re-checked offline.",
     ]
+    for note in args.note:
+        page_args += ["--intro", note]
     for c in commands:
         page_args += ["--command", c]
     if args.rerun:

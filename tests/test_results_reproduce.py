@@ -230,23 +230,15 @@ def test_shipped_replay_reproduces_published_results(tmp_path: Path) -> None:
     assert errors == []
 
 
-def test_published_page_is_generated_from_the_report() -> None:
+def test_published_page_is_generated_from_the_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """docs/results.md is exactly what `vibecheck results` renders from the published report
     with the arguments recorded in docs/results/qwen2.5-coder-0.5b.page.json."""
     from pytest_vibecheck.cli import main
 
     spec = json.loads(PAGE_ARGS.read_text(encoding="utf-8"))
-    out = PAGE.parent / ".results.check.md"
-    try:
-        cwd = Path.cwd()
-        os.chdir(REPO)
-        try:
-            assert main([*spec["args"], "--out", str(out.relative_to(REPO))]) == 0
-        finally:
-            os.chdir(cwd)
-        assert out.read_text(encoding="utf-8") == PAGE.read_text(encoding="utf-8")
-    finally:
-        out.unlink(missing_ok=True)
+    monkeypatch.chdir(REPO)  # the recorded arguments are paths relative to the repository
+    assert main([*spec["args"], "--out", str(tmp_path / "results.md")]) == 0
+    assert (tmp_path / "results.md").read_text(encoding="utf-8") == PAGE.read_text(encoding="utf-8")
 
 
 def test_shipped_replay_manifest_has_provenance() -> None:
