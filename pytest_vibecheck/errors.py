@@ -32,7 +32,7 @@ class UnknownIdError(VibecheckError, KeyError):
         shown = ", ".join(self.available[:40])
         if len(self.available) > 40:
             shown += f", ... ({len(self.available)} in all)"
-        msg += f" Available: {shown}"
+        msg += f"{'' if self.suggestions else '.'} Available: {shown}"
         super().__init__(msg)
 
     def __str__(self) -> str:  # KeyError would otherwise repr() the message

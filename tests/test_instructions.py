@@ -67,7 +67,7 @@ def test_unknown_id_suggests_close_matches() -> None:
     assert isinstance(err, KeyError)
     assert err.suggestions[0] == "logic_3"
     assert str(err).startswith("unknown instruction 'logic_33'; did you mean 'logic_3'")
-    assert "Available: doc_1, doc_2" in str(err)
+    assert "? Available: doc_1, doc_2" in str(err)
     with pytest.raises(UnknownIdError, match="did you mean 'style_1'"):
         get_instruction("style1")
 

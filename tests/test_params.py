@@ -128,3 +128,14 @@ def test_parse_instruction_arg(text: str, expected: tuple[str, dict[str, str]]) 
 def test_parse_instruction_arg_rejects_malformed_parts(text: str) -> None:
     with pytest.raises(ParameterError, match="expected ID\\[:key=value"):
         parse_instruction_arg(text)
+
+
+def test_unknown_id_message_separates_the_available_list() -> None:
+    from pytest_vibecheck.errors import UnknownIdError
+
+    assert str(UnknownIdError("suite", "nosuch", ["alpha", "beta"])) == (
+        "unknown suite 'nosuch'. Available: alpha, beta"
+    )
+    assert str(UnknownIdError("suite", "alpah", ["alpha", "beta"])) == (
+        "unknown suite 'alpah'; did you mean 'alpha'? Available: alpha, beta"
+    )

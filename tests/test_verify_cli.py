@@ -96,8 +96,16 @@ def test_usage_errors_exit_2(code_file: Path, capsys: pytest.CaptureFixture[str]
     assert "expected ID[:key=value" in capsys.readouterr().err
 
 
+def test_invalid_cli_parameter_is_a_usage_error(code_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["verify", str(code_file), "-i", "logic_3:max_branches=9"]) == 2
+    err = capsys.readouterr().err
+    assert "max_branches='9' is not int in [2, 4]" in err
+    assert cli.main(["verify", str(code_file), "-i", "style_3:foo=1"]) == 2
+    assert "unknown parameter 'foo' dropped" in capsys.readouterr().err
+
+
 def test_parameter_warning_on_stderr(code_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["verify", str(code_file), "-i", "logic_3:max_branches=9"]) == 1
+    assert cli.main(["verify", str(code_file), "--lenient-params", "-i", "logic_3:max_branches=9"]) == 1
     captured = capsys.readouterr()
     assert captured.out.splitlines()[0] == "FAIL logic_3 (max_branches=2)"
     assert "max_branches='9' is not int in [2, 4]; reset to the default 2" in captured.err

@@ -34,7 +34,7 @@ from typing import Any, TextIO
 
 from ..errors import ParameterWarning, VibecheckError
 from ..instructions import default_registry
-from ..params import parse_instruction_arg
+from ..params import parse_instruction_arg, validate_params
 from ..verdict import Verdict
 from ..verify import VerifyItem, verify_batch
 
@@ -65,6 +65,12 @@ def register(sub: Any) -> None:
     p.add_argument("--extract", choices=("first", "best"), default="first", help="extraction mode for --reply")
     p.add_argument("--entry-point", default=None, help="function the code must define (for --extract best)")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    p.add_argument(
+        "--lenient-params",
+        action="store_true",
+        help="as in the paper, reset invalid -i parameters to their defaults with a warning "
+        "instead of failing with exit status 2",
+    )
     p.add_argument("--batch", metavar="IN.jsonl", help="verify every line of a JSONL file")
     p.add_argument("--out", metavar="OUT.jsonl", default="-", help="batch output file (default: stdout)")
     p.set_defaults(func=run)
@@ -97,7 +103,11 @@ def _run_single(args: argparse.Namespace) -> int:
     pairs: list[tuple[str, Mapping[str, object]]] = []
     for spec in args.instruction:
         iid, params = parse_instruction_arg(spec)
-        registry.get(iid)  # unknown id -> UnknownIdError with suggestions (exit 2)
+        inst = registry.get(iid)  # unknown id -> UnknownIdError with suggestions (exit 2)
+        if not args.lenient_params:
+            # A value typed on the command line is checked strictly: a typo must not be
+            # silently replaced by the default (ParameterError -> exit 2).
+            validate_params(inst, params, strict=True, warn=False)
         pairs.append((iid, params))
     text = _read_text(args.file)
     name = "<stdin>" if args.file == "-" else args.file
