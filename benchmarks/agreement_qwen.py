@@ -54,6 +54,42 @@ def _official_cause(entry: dict[str, Any]) -> str:
     return f"{name}: {last[-1][:140] if last else ''}"
 
 
+#: Tasks whose tests differ between BigCodeBench v0.1.0 (our data) and v0.1.4 (upstream now).
+CHANGED_AFTER_V010 = {
+    f"BigCodeBench/{n}" for n in (16, 37, 178, 211, 215, 241, 267, 760, 1005, 1006)
+}
+NETWORK_WORDS = (
+    "name resolution",
+    "Network is unreachable",
+    "NameResolutionError",
+    "URLError",
+    "Max retries",
+)
+
+
+def classify(diff: dict[str, Any], ours: dict[str, Any]) -> str:
+    """The likely cause of one disagreement (``diff``: a row of ``disagreements``)."""
+    note = str(ours.get("limits", {}).get("time_limit_note", ""))
+    message = str(ours.get("message", ""))
+    if diff["task_id"] in CHANGED_AFTER_V010:
+        return "dataset version (task changed after v0.1.0)"
+    if diff["ours"] == "passed":
+        if diff["official"] == "timeout":
+            return "official run timed out; passes here"
+        return "passes here, failed officially (other)"
+    if note.startswith("reference solution failed"):
+        return "library versions here (the reference solution fails too)"
+    if any(w in message for w in NETWORK_WORDS):
+        return "network blocked here (the code makes a real request)"
+    if diff.get("calibrated_program") == "passed":
+        return (
+            "sample lacks the prompt's definitions (the official run used the calibrated program)"
+        )
+    if diff["ours"] == "timeout":
+        return "time limit here"
+    return "other"
+
+
 def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
     problems = {
         p.task_id: p
@@ -105,7 +141,10 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
                 "time_limit_s": r.limits.get("time_limit_s"),
             }
         )
-    print(f"  disagreements: {len(diffs)}")
+    by_id = {r.task_id: r.to_dict() for r in results}
+    for d in diffs:
+        d["cause"] = classify(d, by_id[d["task_id"]])
+    print(f"  disagreements: {len(diffs)}; causes: {dict(Counter(d['cause'] for d in diffs))}")
     for d in diffs:
         print(
             f"  - {d['task_id']}: ours={d['ours']} official={d['official']} "

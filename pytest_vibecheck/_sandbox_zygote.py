@@ -14,7 +14,7 @@ that child has ended. The server exits when its standard input (a pipe from the 
 process) reaches end of file.
 """
 
-# ruff: noqa: PTH100, PTH101, PTH118, PTH120, PTH123
+# ruff: noqa: PTH100, PTH101, PTH118, PTH119, PTH120, PTH123
 # (os.path/open on purpose: this low-level code runs at every sandbox start, where
 #  importing pathlib costs time, and it works with raw file descriptors and mounts.)
 
@@ -100,6 +100,15 @@ def _child(
         os._exit(status)
 
 
+def _preload(names: str) -> None:
+    """Import each comma-separated module now; a missing optional library is skipped."""
+    import importlib
+
+    for name in filter(None, names.split(",")):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
 def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     sock_path = sys.argv[1]
@@ -107,6 +116,7 @@ def main() -> None:
     harness_path = os.path.realpath(os.path.join(here, "_exec_harness.py"))
     harness = _load(harness_path, "_vibecheck_job")
     boot["_libc"]()  # import ctypes now
+    _preload(sys.argv[2] if len(sys.argv) > 2 else "")
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sock_path)
@@ -127,7 +137,7 @@ def main() -> None:
         for key, _ in sel.select():
             what = key.data
             if what == "stdin":
-                _on_control(jobs)
+                _on_control(jobs, sock_path)
             elif what == "wake":
                 with contextlib.suppress(BlockingIOError):
                     os.read(wake_r, 4096)
@@ -141,8 +151,8 @@ def _send(conn: socket.socket, msg: dict[str, Any]) -> None:
         conn.sendall((json.dumps(msg) + "\n").encode())
 
 
-def _on_control(jobs: dict[int, socket.socket]) -> None:
-    """End of file on stdin: the client process is gone; kill every run and exit."""
+def _on_control(jobs: dict[int, socket.socket], sock_path: str) -> None:
+    """End of file on stdin: the client process is gone; kill every run, clean up, exit."""
     try:
         data = os.read(0, 4096)
     except OSError:
@@ -152,6 +162,11 @@ def _on_control(jobs: dict[int, socket.socket]) -> None:
     for pid in list(jobs):
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
+    folder = os.path.dirname(sock_path)
+    if os.path.basename(folder).startswith("vibecheck-fork-"):  # the client may be gone
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
     os._exit(0)
 
 

@@ -138,7 +138,14 @@ class Calibrator:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and getattr(self._local, "pid", None) == os.getpid():
             return conn
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        folder = self.path.parent
+        if not folder.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            if folder.name == ".vibecheck":
+                with contextlib.suppress(OSError):
+                    (folder / ".gitignore").write_text(
+                        "# created by pytest-vibecheck\n*\n", encoding="utf-8"
+                    )
         conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
         conn.execute("PRAGMA busy_timeout = 60000")
         conn.execute("PRAGMA journal_mode = WAL")

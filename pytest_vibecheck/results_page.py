@@ -65,13 +65,15 @@ PAPER_REFERENCE: dict[str, Any] = {
 @dataclass(frozen=True)
 class RunInfo:
     """One invocation of the benchmark script (a line of ``PREFIX.runs.jsonl``): UTC start and
-    end, wall time in seconds, pytest's exit status, cache mode."""
+    end, wall time in seconds, pytest's exit status, cache mode, and ``kind``: ``record`` (asks
+    the server for replies) or ``score`` (scores recorded replies)."""
 
     started: str
     finished: str
     wall_s: float
     exit: int
     cache_mode: str = "use"
+    kind: str = "record"
 
 
 def read_runs(path: str | Path) -> list[RunInfo]:
@@ -93,7 +95,7 @@ def read_runs(path: str | Path) -> list[RunInfo]:
             out.append(
                 RunInfo(
                     str(obj["started"]), str(obj["finished"]), float(obj["wall_s"]),
-                    int(obj["exit"]), str(obj.get("cache_mode", "use")),
+                    int(obj["exit"]), str(obj.get("cache_mode", "use")), str(obj.get("kind", "record")),
                 )
             )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
@@ -373,7 +375,7 @@ def render_results_page(
         f"- Generations: {b.generations}; {b.input_tokens:,} prompt and {b.output_tokens:,} completion tokens."
     )
     if runs:
-        recording = [r for r in runs if r.cache_mode != "only"]
+        recording = [r for r in runs if r.kind == "record" and r.cache_mode != "only"]
         total = sum(r.wall_s for r in recording)
         out.append(
             f"- Wall time of the recording: {_hms(total)} over {len(recording)} invocation(s) "

@@ -32,6 +32,7 @@ import atexit
 import contextlib
 import errno
 import fcntl
+import functools
 import json
 import math
 import os
@@ -115,6 +116,9 @@ class SandboxSettings:
     - ``python``: interpreter for the child (default: this one).
     - ``fork_server``: start sandboxes by forking a pre-started, pre-imported server process
       (root with namespaces only; same isolation, no interpreter start per run).
+    - ``preload``: modules the fork server imports once (e.g. ``("numpy", "pandas",
+      "matplotlib.pyplot")``) so runs inherit them already imported, as BigCodeBench's own
+      harness inherits numpy; modules that are not installed are ignored.
     """
 
     timeout_s: float = 60.0
@@ -133,6 +137,7 @@ class SandboxSettings:
     extra_env: tuple[tuple[str, str], ...] = ()
     python: str | None = None
     fork_server: bool = True
+    preload: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.timeout_s > 0:
@@ -273,26 +278,49 @@ def _others_can_enter(path: str) -> bool:
     return bool(st.st_mode & stat.S_IXOTH)
 
 
-def interpreter_paths() -> tuple[str, ...]:
-    """Real paths of the folders the sandboxed interpreter needs (prefixes, stdlib, site-packages).
+_PATHS_CODE = (
+    "import json, os, sys, sysconfig\n"
+    "p = sysconfig.get_paths()\n"
+    "print(json.dumps([sys.base_prefix, sys.base_exec_prefix, sys.prefix,\n"
+    "    os.path.dirname(os.path.realpath(sys.executable)),\n"
+    "    p.get('stdlib'), p.get('platstdlib'), p.get('purelib'), p.get('platlib')]))\n"
+)
 
+
+@functools.lru_cache(maxsize=8)
+def interpreter_paths(python: str | None = None) -> tuple[str, ...]:
+    """Real paths of the folders an interpreter needs (prefixes, stdlib, site-packages).
+
+    ``python``: the interpreter (default: this one; another one is asked in a subprocess).
     Only the interpreter's own folders: not ``sys.path`` entries such as the current
     project or a test folder, which candidate code must not depend on.
     """
-    paths = sysconfig.get_paths()
-    needed: set[str] = set()
-    for p in (
-        sys.base_prefix,
-        sys.base_exec_prefix,
-        sys.prefix,
-        os.path.dirname(os.path.realpath(sys.executable)),
-        paths.get("stdlib"),
-        paths.get("platstdlib"),
-        paths.get("purelib"),
-        paths.get("platlib"),
-    ):
-        if p and os.path.isdir(p):
-            needed.add(os.path.realpath(p))
+    if python is None or python == sys.executable:
+        paths = sysconfig.get_paths()
+        found: list[str | None] = [
+            sys.base_prefix,
+            sys.base_exec_prefix,
+            sys.prefix,
+            os.path.dirname(os.path.realpath(sys.executable)),
+            paths.get("stdlib"),
+            paths.get("platstdlib"),
+            paths.get("purelib"),
+            paths.get("platlib"),
+        ]
+    else:
+        try:
+            done = subprocess.run(
+                [python, "-s", "-c", _PATHS_CODE],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+                cwd="/",
+            )
+            found = json.loads(done.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            found = []
+    needed = {os.path.realpath(p) for p in found if p and os.path.isdir(p)}
     # a path inside another needed path is covered by it
     return tuple(
         sorted(p for p in needed if not any(p != q and p.startswith(q + "/") for q in needed))
@@ -303,7 +331,8 @@ def _under(path: str, folders: Sequence[str]) -> bool:
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
-def _expose_plan() -> tuple[tuple[str, tuple[str, ...]], ...]:
+@functools.lru_cache(maxsize=8)
+def _expose_plan(python: str | None = None) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Folders the interpreter needs that an unprivileged user cannot enter.
 
     Returns ``((blocked_ancestor, (needed_path, ...)), ...)``: the bootstrap hides each
@@ -312,7 +341,7 @@ def _expose_plan() -> tuple[tuple[str, tuple[str, ...]], ...]:
     tmp folders are handled there instead (they are bound back into the private tmpfs).
     """
     plan: dict[str, set[str]] = {}
-    for p in interpreter_paths():
+    for p in interpreter_paths(python):
         if _under(p, TMP_DIRS):
             continue
         parts = Path(p).parts
@@ -575,14 +604,14 @@ _ZYGOTE = Path(__file__).with_name("_sandbox_zygote.py")
 class _ForkServer:
     """Client side of ``_sandbox_zygote.py``: one server process per (process, interpreter)."""
 
-    def __init__(self, python: str) -> None:
+    def __init__(self, python: str, preload: tuple[str, ...] = ()) -> None:
         self.dir = tempfile.mkdtemp(prefix="vibecheck-fork-")
         self.sock = os.path.join(self.dir, "socket")
         self.owner = os.getpid()
         env = sandbox_env("/", "/tmp", SandboxSettings(), python)
         with open(os.path.join(self.dir, "log"), "wb") as log:
             self.proc = subprocess.Popen(
-                [python, "-s", "-c", _RUN_SCRIPT, str(_ZYGOTE), self.sock],
+                [python, "-s", "-c", _RUN_SCRIPT, str(_ZYGOTE), self.sock, ",".join(preload)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -648,22 +677,23 @@ class _ForkServer:
 
 
 _servers_lock = threading.Lock()
-_servers: dict[str, _ForkServer] = {}
-_server_failed: dict[str, str] = {}
+_servers: dict[tuple[str, tuple[str, ...]], _ForkServer] = {}
+_server_failed: dict[tuple[str, tuple[str, ...]], str] = {}
 
 
-def _fork_server(python: str) -> _ForkServer | None:
+def _fork_server(python: str, preload: tuple[str, ...] = ()) -> _ForkServer | None:
     """The running fork server for ``python`` (started on first use), or None if it cannot start."""
+    key = (python, preload)
     with _servers_lock:
-        server = _servers.get(python)
+        server = _servers.get(key)
         if server is not None and server.alive():
             return server
-        if python in _server_failed:
+        if key in _server_failed:
             return None
         try:
-            server = _ForkServer(python)
+            server = _ForkServer(python, preload)
         except OSError as exc:
-            _server_failed[python] = str(exc)
+            _server_failed[key] = str(exc)
             import warnings
 
             warnings.warn(
@@ -672,8 +702,24 @@ def _fork_server(python: str) -> _ForkServer | None:
                 stacklevel=3,
             )
             return None
-        _servers[python] = server
+        _servers[key] = server
         return server
+
+
+def _forget_fork_server(
+    key: tuple[str, tuple[str, ...]], server: _ForkServer, exc: Exception
+) -> None:
+    import warnings
+
+    with _servers_lock:
+        if _servers.get(key) is server:
+            del _servers[key]
+    warnings.warn(
+        f"sandbox: the fork server failed ({exc}); starting a new one on the next run",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    server.close()
 
 
 def shutdown_fork_servers() -> None:
@@ -708,23 +754,37 @@ def run_in_sandbox(
     if (script is None) == (argv is None):
         raise SandboxError("give exactly one of script= or argv=")
     settings = settings or SandboxSettings()
-    caps = (
-        capabilities()
-        if settings.namespaces
-        else Capabilities(os.geteuid() == 0, (), (), "process", "namespaces disabled in settings")
-    )
+    caps = capabilities()
+    if not settings.namespaces:
+        caps = Capabilities(
+            caps.root, (), (), "process", "namespaces disabled in settings", caps.expose
+        )
     python = settings.python or sys.executable
     use_ns = caps.mode != "process"
     mount_ns = use_ns and "--mount" in caps.unshare_args
     # Without a mount namespace, an interpreter under a root-only folder (e.g. pyenv in
     # /root) would be unreadable after dropping privileges: keep the user id then.
-    drop_uid = caps.root and settings.isolate_user and (mount_ns or not caps.expose)
+    expose = (
+        caps.expose if python == sys.executable else (_expose_plan(python) if caps.root else ())
+    )
+    drop_uid = caps.root and settings.isolate_user and (mount_ns or not expose)
     private_tmp = mount_ns and settings.private_tmp
     lease = _UidLease() if drop_uid else None
     base = Path(tempfile.mkdtemp(prefix="vibecheck-sbx-"))
     try:
         return _run(
-            base, caps, settings, python, use_ns, lease, private_tmp, script, payload, argv, stdin
+            base,
+            caps,
+            settings,
+            python,
+            use_ns,
+            lease,
+            private_tmp,
+            expose,
+            script,
+            payload,
+            argv,
+            stdin,
         )
     finally:
         with contextlib.suppress(OSError):
@@ -741,6 +801,7 @@ def _run(
     use_ns: bool,
     lease: _UidLease | None,
     private_tmp: bool,
+    expose: tuple[tuple[str, tuple[str, ...]], ...],
     script: str | os.PathLike[str] | None,
     payload: Any,
     argv: Sequence[str] | None,
@@ -773,8 +834,8 @@ def _run(
         "pid_ns": use_ns and "--pid" in caps.unshare_args,
         "tmp_dirs": list(TMP_DIRS) if private_tmp else [],
         "tmpfs_bytes": settings.fsize_mb * 1024 * 1024,
-        "expose": [[a, list(ps)] for a, ps in caps.expose] if uid is not None else [],
-        "keep_paths": [p for p in interpreter_paths() if _under(p, TMP_DIRS)],
+        "expose": [[a, list(ps)] for a, ps in expose] if uid is not None else [],
+        "keep_paths": [p for p in interpreter_paths(python) if _under(p, TMP_DIRS)],
         "uid": uid,
         "gid": uid,
         "limits": limits_cfg,
@@ -814,7 +875,7 @@ def _run(
             stdin_fd = os.dup(fh.fileno())
         os.lseek(stdin_fd, 0, os.SEEK_SET)
     server = (
-        _fork_server(python)
+        _fork_server(python, settings.preload)
         if settings.fork_server
         and caps.mode == "namespaces-root"
         and cfg["pid_ns"]
@@ -834,8 +895,13 @@ def _run(
     try:
         try:
             if server is not None:
-                conn, pid, early = server.launch(str(cfg_path), [stdin_fd, out_w, err_w])
-            else:
+                try:
+                    conn, pid, early = server.launch(str(cfg_path), [stdin_fd, out_w, err_w])
+                except OSError as exc:  # the server died: start an interpreter instead
+                    _forget_fork_server((python, settings.preload), server, exc)
+                    server = None
+                    launcher = "subprocess"
+            if server is None:
                 proc = subprocess.Popen(
                     cmd,
                     stdin=stdin_fd,
@@ -852,7 +918,7 @@ def _run(
         finally:
             for fd in (stdin_fd, out_w, err_w):
                 os.close(fd)
-        proc_pid = pid
+        proc_pid = pid if pid is not None else -1
         out, err, out_total, err_total, timed_out, exit_status = _drain(
             out_r,
             err_r,
@@ -922,7 +988,7 @@ def _run(
         "baseline_mb": round(boot["baseline_bytes"] / 2**20, 1)
         if "baseline_bytes" in boot
         else None,
-        "nproc": settings.nproc,
+        "nproc": settings.nproc if limits_cfg["nproc"] is not None else None,
         "fsize_mb": settings.fsize_mb,
         "nofile": settings.nofile,
         "max_output_bytes": settings.max_output_bytes,

@@ -8,10 +8,12 @@ run (`-n 2`, one request in flight per worker) keeps them all busy:
 
     python scripts/affinity_proxy.py --port 8766 http://127.0.0.1:8767 http://127.0.0.1:8768
 
-Affinity: all requests of one task go to the same server (the key is the first user message,
+Affinity: the requests of one task go to the same server (the key is the first user message,
 the task's query, which starts every baseline, single-turn and multi-turn prompt of the task), so
-the server can reuse the prompt prefix it evaluated for the previous request. A new task goes to
-the server with the fewest requests in flight (then the fewest tasks). Standard library only.
+the server can reuse the prompt prefix it evaluated for the previous request, unless that server
+is busy and another is idle (two workers on one task): then the idle one takes the task over. A
+new task goes to the server with the fewest requests in flight (then the fewest tasks). Standard
+library only.
 """
 
 from __future__ import annotations
@@ -45,8 +47,14 @@ def _affinity(body: bytes) -> str | None:
 
 def _choose(key: str | None) -> str:
     with LOCK:
-        if key is not None and key in ASSIGNED:
+        idle = [b for b in BACKENDS if INFLIGHT[b] == 0]
+        if key is not None and key in ASSIGNED and (INFLIGHT[ASSIGNED[key]] == 0 or not idle):
             backend = ASSIGNED[key]
+        elif key is not None and key in ASSIGNED:
+            # the task's server is busy (two workers on one task) and another is idle: use it
+            # and let it hold the task's prefix from now on
+            backend = min(idle, key=lambda b: TASKS[b])
+            ASSIGNED[key] = backend
         else:
             backend = min(BACKENDS, key=lambda b: (INFLIGHT[b], TASKS[b]))
             if key is not None:

@@ -65,8 +65,10 @@ set -e
 t1=$(date +%s.%N)
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-printf '{"started": "%s", "finished": "%s", "wall_s": %s, "exit": %d, "cache_mode": "%s", "limit": %s, "max_tokens": %s, "workers": %s}\n' \
-  "$started" "$finished" "$wall" "$status" "$CACHE_MODE" "$LIMIT" "$MAX_TOKENS" "$WORKERS" >> "$OUT.runs.jsonl"
+# VIBE_RUN_KIND: record | score, how the run log counts this invocation (the wall time of the
+# recording is that of the "record" invocations; re-scoring recorded replies is "score") [record]
+printf '{"started": "%s", "finished": "%s", "wall_s": %s, "exit": %d, "cache_mode": "%s", "kind": "%s", "limit": %s, "max_tokens": %s, "workers": %s}\n' \
+  "$started" "$finished" "$wall" "$status" "$CACHE_MODE" "${VIBE_RUN_KIND:-record}" "$LIMIT" "$MAX_TOKENS" "$WORKERS" >> "$OUT.runs.jsonl"
 echo "wall time: ${wall} s (pytest exit status $status); report: $OUT.json; cache: $CACHE"
 # pytest exits 1 when some items fail: the model failing tasks is a result, not an error.
 if [ "$status" -le 1 ]; then exit 0; fi

@@ -305,3 +305,38 @@ def test_settings_are_validated() -> None:
         SandboxSettings(nproc=0)
     with pytest.raises(SandboxError, match="exactly one"):
         run_in_sandbox()
+
+
+@needs_root_ns
+def test_interpreter_in_a_private_tmp_folder_still_runs(tmp_path: Path) -> None:
+    import subprocess
+
+    venv = tmp_path / "venv"  # under /tmp, which the sandbox replaces by a private tmpfs
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    assert str(venv) in sandbox.interpreter_paths(python)
+    code = "import os, sys, json, unittest, decimal\nprint(sys.prefix, os.getuid() != 0)\n"
+    res = run_in_sandbox(argv=[python, "-c", code], settings=SandboxSettings(python=python))
+    assert res.status == "ok", res
+    assert res.stdout.split() == [str(venv), "True"]
+    assert res.isolation["write_guard"] == "prevented"
+
+
+def test_interpreter_paths_are_the_interpreters_own() -> None:
+    paths = sandbox.interpreter_paths()
+    assert os.path.realpath(sys.prefix) in paths or any(
+        os.path.realpath(sys.prefix).startswith(p + "/") for p in paths
+    )
+    assert os.getcwd() not in paths
+
+
+@needs_root_ns
+def test_fork_server_preload() -> None:
+    prob = humaneval_problem("def check(candidate):\n    assert candidate(1, 2) == 3\n")
+    code = "import sys\nPRE = 'xml.dom.minidom' in sys.modules\ndef add(a, b):\n    assert PRE\n    return a + b\n"
+    plain = run_tests(code, prob, ExecSettings(time_limit_s=10))
+    assert plain.status == "failed"
+    pre = SandboxSettings(preload=("xml.dom.minidom", "surely_missing_module_xyz"))
+    res = run_tests(code, prob, ExecSettings(time_limit_s=10, sandbox=pre))
+    assert res.status == "passed", res.message
+    assert res.isolation["launcher"] == "fork-server"
