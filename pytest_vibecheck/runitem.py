@@ -279,8 +279,9 @@ class Runtime:
         self._inflight: dict[str, threading.Event] = {}
         self._inflight_lock = threading.Lock()
         self._exec_cache: ExecCache | None = None
-        #: how tests run (the sandbox's defaults; see docs/sandbox.md)
-        self.exec_settings: ExecSettings | None = None
+        #: how tests run: time limits calibrated per task on this machine from the reference
+        #: solution (max(floor, factor x its time), docs/sandbox.md), stored beside the cache
+        self.exec_settings: ExecSettings | None = _exec_settings(settings)
         self.prefetcher = Prefetcher(self)
 
     def generate(self, model: str, request: GenerationRequest) -> Generation:
@@ -779,3 +780,15 @@ def failure_text(spec: ItemSpec, turns: Sequence[_Turn]) -> str:
                 f"({what}){' no code' if t.no_code else ''}"
             )
     return "\n".join(lines)
+
+
+def _exec_settings(settings: VibeSettings) -> ExecSettings | None:
+    """Sandbox settings with a :class:`~pytest_vibecheck.calibrate.Calibrator` whose store is
+    ``calibration.sqlite`` beside the generation cache; None (fixed default limits) when the
+    run has no cache folder."""
+    if settings.cache is None:
+        return None
+    from .calibrate import Calibrator
+    from .execution import ExecSettings
+
+    return ExecSettings(calibrator=Calibrator(Path(settings.cache).parent / "calibration.sqlite"))

@@ -4,6 +4,7 @@ outcomes, failure texts, error outcomes, exact messages, cache modes, --lf, repo
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,13 @@ def test_reference_model_outcomes_failure_text_and_reports(tiny: pytest.Pytester
     report = load_report(tiny.path / "out" / "report.json")  # validates against schema.json
     groups = _groups(report)
     assert groups[("baseline", 0)]["pass_at_1"] == 1.0
+    # time limits were calibrated per task from the reference solution, stored beside the cache
+    calibration = tiny.path / ".vibecheck" / "calibration.sqlite"
+    assert calibration.exists()
+    with sqlite3.connect(calibration) as conn:
+        tables = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")]
+        assert len(tables) == 1
+        assert conn.execute(f"select count(*) from {tables[0]}").fetchone()[0] == 3  # 3 tasks
     assert groups[("single", 1)]["pass_at_1"] == 1.0
     assert groups[("single", 1)]["fr"] == 0.0
     # baseline judges all three instructions of each task: add 2/3, sign 2/3 (doc_1 fails),
