@@ -140,8 +140,9 @@ def main() -> int:
             "server": f"llama-cpp-python {_server_version(args.llm_dir)} (portable AVX2 build of "
                       "scripts/serve_local_model.sh): two `python -m llama_cpp.server --n_ctx 8192 "
                       "--n_threads 1 --seed 0` instances (ports 8767, 8768) behind "
-                      "scripts/affinity_proxy.py on port 8766 (all requests of a task go to one "
-                      "instance); one 2-thread instance ran at under 1 token/s on the shared CPU",
+                      "scripts/affinity_proxy.py on port 8766 (a task's requests go to the instance "
+                      "holding its prompt prefix while it is free); one 2-thread instance ran at "
+                      "under 1 token/s on the shared CPU",
             "client": f"pytest-vibecheck {report['run']['plugin_version']}, --vibe-model={SPEC} "
                       f"--vibe-base-url={settings.get('base_url')}, -n 2, --vibe-concurrency 1",
             "parameters": f"temperature {settings['temperature']}, max_tokens {settings['max_tokens']}, "
@@ -188,7 +189,7 @@ def main() -> int:
         "",
         "```bash",
         f"pytest --vibe-model=replay:{NAME} --vibe-suite=bigvibebench-lite --vibe-limit={settings.get('limit')} \\",
-        f"    {task_arg.strip()} --vibe-protocol=baseline,single,multi --vibe-k=1,3,5 -n 2",
+        f"    {task_arg.strip() + ' ' if tasks else ''}--vibe-protocol=baseline,single,multi --vibe-k=1,3,5 -n 2",
         "```",
         "",
         "Results: docs/results.md. Rebuild: scripts/run_local_model_benchmark.sh, then "
@@ -207,9 +208,18 @@ def main() -> int:
         "python scripts/affinity_proxy.py --port 8766 http://127.0.0.1:8767 http://127.0.0.1:8768 &",
         "# 2. record the run (resumable: every reply goes to .vibecheck/qwen-cache.sqlite)",
         f"{env}scripts/run_local_model_benchmark.sh",
-        "# 3. score the tasks whose every request was recorded, twice (the second run: cache hit rate)",
-        f"{env}scripts/run_local_model_benchmark.sh{task_arg}",
-        f"{env}VIBE_OUT={prefix}.rerun scripts/run_local_model_benchmark.sh{task_arg}",
+        *(
+            [
+                "# 3. score the tasks whose every request was recorded, twice (the second run: cache hit rate)",
+                f"{env}VIBE_RUN_KIND=score scripts/run_local_model_benchmark.sh{task_arg}",
+                f"{env}VIBE_RUN_KIND=score VIBE_OUT={prefix}.rerun scripts/run_local_model_benchmark.sh{task_arg}",
+            ]
+            if tasks
+            else [
+                "# 3. the same command again: every reply from the cache (the second run above)",
+                f"{env}VIBE_RUN_KIND=score VIBE_OUT={prefix}.rerun scripts/run_local_model_benchmark.sh",
+            ]
+        ),
         "# 4. ship the replies as a replay and render this page",
         f"python scripts/publish_local_model_results.py --rerun {prefix}.rerun.json"
         + (' --partial "..."' if args.partial else ""),
