@@ -3,15 +3,21 @@ URL choice and translation of SDK exceptions into :class:`BackendError`."""
 
 from __future__ import annotations
 
+import abc
 import importlib
+import threading
+import time
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from .base import (
     EXCLUDED_PARAMS,
+    Backend,
     BackendError,
     BackendSettings,
+    Generation,
+    GenerationRequest,
     MissingKeyError,
     MissingSDKError,
     RateLimitError,
@@ -113,3 +119,83 @@ def translate_error(exc: BaseException, sdk: ModuleType, provider: str, model: s
             fatal=fatal,
         )
     return BackendError(f"{provider}:{model}: {type(exc).__name__}: {detail}", provider=provider, model=model)
+
+
+class SDKBackend(Backend):
+    """A backend on an official provider SDK (``openai``, ``anthropic``).
+
+    Holds what both share: the base URL choice, the key lookup, one lazily built client per
+    backend (the SDK's own retries with backoff: ``settings.max_retries``, ``timeout_s``), the
+    timing of a call and the translation of SDK exceptions into :class:`BackendError` /
+    :class:`RateLimitError`. Subclasses set the class attributes and implement
+    :meth:`request_params`, :meth:`_create` (the SDK call) and :meth:`_to_generation`.
+    """
+
+    #: SDK module (also the name of the pip extra), e.g. ``"openai"``
+    sdk_module: ClassVar[str]
+    #: client class and base exception class in that module
+    client_class: ClassVar[str]
+    error_class: ClassVar[str]
+    key_env_var: ClassVar[str]
+    base_url_env_var: ClassVar[str]
+    default_base_url: ClassVar[str]
+
+    def __init__(self, model: str, settings: BackendSettings | None = None) -> None:
+        self.model = model
+        self.settings = settings or BackendSettings()
+        self.base_url, self.custom_server = resolve_base_url(
+            self.settings, self.base_url_env_var, self.default_base_url
+        )
+        self.max_concurrency = self.settings.max_concurrency or 8
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def preflight(self) -> None:
+        """Raises MissingSDKError if the SDK is absent, MissingKeyError if the key is unset on
+        the official endpoint."""
+        import_sdk(self.sdk_module, self.sdk_module)
+        self._key()
+
+    def _key(self) -> str:
+        return resolve_key(self.settings, self.key_env_var, custom=self.custom_server, provider=self.provider)
+
+    def _get_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                sdk = import_sdk(self.sdk_module, self.sdk_module)
+                self._client = getattr(sdk, self.client_class)(
+                    api_key=self._key(),
+                    base_url=self.base_url,
+                    max_retries=self.settings.max_retries,
+                    timeout=self.settings.timeout_s,
+                )
+            return self._client
+
+    @abc.abstractmethod
+    def request_params(self, request: GenerationRequest) -> dict[str, Any]:
+        """The keyword arguments of the SDK call for ``request``."""
+
+    @abc.abstractmethod
+    def _create(self, client: Any, params: dict[str, Any]) -> Any:
+        """Make the SDK call; returns the SDK's response object."""
+
+    @abc.abstractmethod
+    def _to_generation(self, resp: Any, latency_s: float) -> Generation:
+        """Turn the SDK's response into a :class:`Generation` (``cached=False``)."""
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        """One call; raises BackendError / RateLimitError after the SDK's retries."""
+        client = self._get_client()
+        sdk = import_sdk(self.sdk_module, self.sdk_module)
+        start = time.perf_counter()
+        try:
+            resp = self._create(client, self.request_params(request))
+        except getattr(sdk, self.error_class) as exc:
+            raise translate_error(exc, sdk, self.provider, self.model, self.settings.max_retries) from exc
+        return self._to_generation(resp, time.perf_counter() - start)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None

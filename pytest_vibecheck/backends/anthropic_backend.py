@@ -18,53 +18,24 @@ sent as given.
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
-from ._sdk import api_params, import_sdk, resolve_base_url, resolve_key, translate_error
+from ._sdk import SDKBackend, api_params
 from .base import Backend, BackendSettings, Generation, GenerationRequest
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
-class AnthropicBackend(Backend):
+class AnthropicBackend(SDKBackend):
     """Messages API via ``anthropic.Anthropic``; see the module docstring."""
 
     provider = "anthropic"
     key_env_var = "ANTHROPIC_API_KEY"
     base_url_env_var = "ANTHROPIC_BASE_URL"
-
-    def __init__(self, model: str, settings: BackendSettings | None = None) -> None:
-        self.model = model
-        self.settings = settings or BackendSettings()
-        self.base_url, self.custom_server = resolve_base_url(
-            self.settings, self.base_url_env_var, DEFAULT_BASE_URL
-        )
-        self.max_concurrency = self.settings.max_concurrency or 8
-        self._client: Any = None
-        self._lock = threading.Lock()
-
-    def preflight(self) -> None:
-        """Raises MissingSDKError if ``anthropic`` is absent, MissingKeyError if the key is
-        unset on the official endpoint."""
-        import_sdk("anthropic", "anthropic")
-        resolve_key(self.settings, self.key_env_var, custom=self.custom_server, provider="anthropic")
-
-    def _get_client(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                sdk = import_sdk("anthropic", "anthropic")
-                key = resolve_key(
-                    self.settings, self.key_env_var, custom=self.custom_server, provider="anthropic"
-                )
-                self._client = sdk.Anthropic(
-                    api_key=key,
-                    base_url=self.base_url,
-                    max_retries=self.settings.max_retries,
-                    timeout=self.settings.timeout_s,
-                )
-            return self._client
+    default_base_url = DEFAULT_BASE_URL
+    sdk_module = "anthropic"
+    client_class = "Anthropic"
+    error_class = "AnthropicError"
 
     def request_params(self, request: GenerationRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request``."""
@@ -82,16 +53,10 @@ class AnthropicBackend(Backend):
             params["extra_body"] = body
         return params
 
-    def generate(self, request: GenerationRequest) -> Generation:
-        """One message; raises BackendError / RateLimitError after the SDK's retries."""
-        client = self._get_client()
-        sdk = import_sdk("anthropic", "anthropic")
-        start = time.perf_counter()
-        try:
-            resp = client.messages.create(**self.request_params(request))
-        except sdk.AnthropicError as exc:
-            raise translate_error(exc, sdk, "anthropic", self.model, self.settings.max_retries) from exc
-        latency = time.perf_counter() - start
+    def _create(self, client: Any, params: dict[str, Any]) -> Any:
+        return client.messages.create(**params)
+
+    def _to_generation(self, resp: Any, latency_s: float) -> Generation:
         text = "".join(
             getattr(block, "text", "") for block in (resp.content or []) if getattr(block, "type", "") == "text"
         )
@@ -102,17 +67,11 @@ class AnthropicBackend(Backend):
                 "input_tokens": int(getattr(usage, "input_tokens", 0) or 0),
                 "output_tokens": int(getattr(usage, "output_tokens", 0) or 0),
             },
-            latency_s=latency,
+            latency_s=latency_s,
             model=str(getattr(resp, "model", "") or self.model),
             cached=False,
             finish_reason=getattr(resp, "stop_reason", None),
         )
-
-    def close(self) -> None:
-        with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
 
 
 def from_spec(model: str, settings: BackendSettings) -> Backend:

@@ -18,52 +18,25 @@ servers ``max_tokens`` and the temperature are always sent. Options (``settings.
 from __future__ import annotations
 
 import re
-import threading
-import time
 from typing import Any
 
-from ._sdk import api_params, import_sdk, resolve_base_url, resolve_key, translate_error
+from ._sdk import SDKBackend, api_params
 from .base import Backend, BackendSettings, Generation, GenerationRequest
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _REASONING = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
 
 
-class OpenAIBackend(Backend):
+class OpenAIBackend(SDKBackend):
     """Chat Completions via ``openai.OpenAI``; see the module docstring."""
 
     provider = "openai"
     key_env_var = "OPENAI_API_KEY"
     base_url_env_var = "OPENAI_BASE_URL"
-
-    def __init__(self, model: str, settings: BackendSettings | None = None) -> None:
-        self.model = model
-        self.settings = settings or BackendSettings()
-        self.base_url, self.custom_server = resolve_base_url(
-            self.settings, self.base_url_env_var, DEFAULT_BASE_URL
-        )
-        self.max_concurrency = self.settings.max_concurrency or 8
-        self._client: Any = None
-        self._lock = threading.Lock()
-
-    def preflight(self) -> None:
-        """Raises MissingSDKError if ``openai`` is absent, MissingKeyError if the key is unset
-        on the official endpoint."""
-        import_sdk("openai", "openai")
-        resolve_key(self.settings, self.key_env_var, custom=self.custom_server, provider="openai")
-
-    def _get_client(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                sdk = import_sdk("openai", "openai")
-                key = resolve_key(self.settings, self.key_env_var, custom=self.custom_server, provider="openai")
-                self._client = sdk.OpenAI(
-                    api_key=key,
-                    base_url=self.base_url,
-                    max_retries=self.settings.max_retries,
-                    timeout=self.settings.timeout_s,
-                )
-            return self._client
+    default_base_url = DEFAULT_BASE_URL
+    sdk_module = "openai"
+    client_class = "OpenAI"
+    error_class = "OpenAIError"
 
     def request_params(self, request: GenerationRequest) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``request``."""
@@ -85,16 +58,10 @@ class OpenAIBackend(Backend):
             params["extra_body"] = body
         return params
 
-    def generate(self, request: GenerationRequest) -> Generation:
-        """One chat completion; raises BackendError / RateLimitError after the SDK's retries."""
-        client = self._get_client()
-        sdk = import_sdk("openai", "openai")
-        start = time.perf_counter()
-        try:
-            resp = client.chat.completions.create(**self.request_params(request))
-        except sdk.OpenAIError as exc:
-            raise translate_error(exc, sdk, "openai", self.model, self.settings.max_retries) from exc
-        latency = time.perf_counter() - start
+    def _create(self, client: Any, params: dict[str, Any]) -> Any:
+        return client.chat.completions.create(**params)
+
+    def _to_generation(self, resp: Any, latency_s: float) -> Generation:
         choice = resp.choices[0] if resp.choices else None
         text = (choice.message.content or "") if choice is not None else ""
         usage = getattr(resp, "usage", None)
@@ -104,17 +71,11 @@ class OpenAIBackend(Backend):
                 "input_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
                 "output_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
             },
-            latency_s=latency,
+            latency_s=latency_s,
             model=str(getattr(resp, "model", "") or self.model),
             cached=False,
             finish_reason=getattr(choice, "finish_reason", None),
         )
-
-    def close(self) -> None:
-        with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
 
 
 def from_spec(model: str, settings: BackendSettings) -> Backend:
