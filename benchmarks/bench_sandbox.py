@@ -25,11 +25,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from canonical_stdlib import plain_run
 
 from pytest_vibecheck.exec_cache import ExecCache
 from pytest_vibecheck.execution import ExecSettings
@@ -57,26 +58,8 @@ def clean_host(before: set[str]) -> list[str]:
 
 
 def naive(problem: Problem, timeout: float) -> bool:
-    program = (
-        (problem.canonical_solution or "")
-        + "\n"
-        + problem.test.code
-        + "\nimport unittest\nunittest.main(argv=['naive'], verbosity=0)\n"
-    )
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "task.py"
-        path.write_text(program, encoding="utf-8")
-        try:
-            done = subprocess.run(
-                [sys.executable, str(path)],
-                cwd=folder,
-                capture_output=True,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return False
-    return done.returncode == 0
+    """The naive baseline: canonical solution + tests in a plain interpreter, one at a time."""
+    return plain_run(problem, timeout) == "passed"
 
 
 def main() -> int:
