@@ -9,8 +9,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_vibecheck.instructions import Instruction, all_instructions
-from pytest_vibecheck.ruff_engine import default_engine
+from pytest_vibecheck.verify.instructions import Instruction, all_instructions
+from pytest_vibecheck.verify.ruff_engine import default_engine
 
 SAMPLES = Path(
     os.environ.get(

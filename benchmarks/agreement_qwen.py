@@ -26,11 +26,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pytest_vibecheck.calibrate import Calibrator
-from pytest_vibecheck.envcheck import check_environment
-from pytest_vibecheck.execution import ExecResult, ExecSettings, run_tests
-from pytest_vibecheck.loaders import load_bigcodebench, load_livecodebench
-from pytest_vibecheck.runner import timed_run_many
+from pytest_vibecheck.execute.calibrate import Calibrator
+from pytest_vibecheck.execute.envcheck import check_environment
+from pytest_vibecheck.execute.pool import timed_run_many
+from pytest_vibecheck.execute.tests import ExecResult, ExecSettings, run_tests
+from pytest_vibecheck.suites.loaders import load_bigcodebench, load_livecodebench
 
 DATA = Path("/work/shared/data")
 QWEN = DATA / "samples/bigcodebench-qwen2.5-coder-7b-instruct"

@@ -40,9 +40,9 @@ from _common import (
     with_final_newline,
 )
 
-from pytest_vibecheck.checks import pandas_df_name
-from pytest_vibecheck.ruff_engine import default_engine
-from pytest_vibecheck.verify import VerifyItem, verify_batch
+from pytest_vibecheck.verify.api import VerifyItem, verify_batch
+from pytest_vibecheck.verify.checks import pandas_df_name
+from pytest_vibecheck.verify.ruff_engine import default_engine
 
 
 def main() -> int:

@@ -32,19 +32,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pytest_vibecheck.backends import GenerationRequest, make_backend  # noqa: E402
-from pytest_vibecheck.backends.base import fence  # noqa: E402
-from pytest_vibecheck.backends.scripted import ScriptedBackend  # noqa: E402
-from pytest_vibecheck.gencache import GenerationCache, cache_key  # noqa: E402
-from pytest_vibecheck.generation import Generator, request_for  # noqa: E402
-from pytest_vibecheck.loaders import load_bigcodebench  # noqa: E402
-from pytest_vibecheck.problem import InstructionRef, Problem  # noqa: E402
-from pytest_vibecheck.protocols import (  # noqa: E402
+from pytest_vibecheck.generate.backends import GenerationRequest, make_backend  # noqa: E402
+from pytest_vibecheck.generate.backends.base import fence  # noqa: E402
+from pytest_vibecheck.generate.backends.scripted import ScriptedBackend  # noqa: E402
+from pytest_vibecheck.generate.cache import GenerationCache, cache_key  # noqa: E402
+from pytest_vibecheck.generate.generator import Generator, request_for  # noqa: E402
+from pytest_vibecheck.generate.protocols import (  # noqa: E402
     baseline_messages,
     label,
     multi_turn_messages,
     single_turn_messages,
 )
+from pytest_vibecheck.suites.loaders import load_bigcodebench  # noqa: E402
+from pytest_vibecheck.suites.problem import InstructionRef, Problem  # noqa: E402
 
 DATA = Path(os.environ.get("VIBECHECK_BIGCODEBENCH", REPO.parent / "shared" / "data" / "bigcodebench" / "BigCodeBench-v0.1.0_hf.jsonl.gz"))
 REFS = (

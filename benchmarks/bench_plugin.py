@@ -39,9 +39,8 @@ from pathlib import Path
 
 STUB_PLUGIN = '''
 """Benchmark stub: the sandbox answers "passed" at once (measures the plugin, not the tests)."""
-from pytest_vibecheck import execution, runner
-
-
+from pytest_vibecheck.execute import tests as execution
+from pytest_vibecheck.execute import pool as runner
 def _stub(code, problem, settings=None, cache=None):
     return execution.ExecResult(status="passed", task_id=problem.task_id, network="n/a")
 

@@ -7,7 +7,7 @@ network (they fail in a plain run here too: 176, 314, 1005) or a long server run
 
 - naive: ``subprocess.run([python, file])`` per task, one after another, where the file is
   code + tests + ``unittest.main()`` in a fresh temporary folder (no isolation, no limits);
-- runner: :func:`pytest_vibecheck.runner.run_many` with the full sandbox (namespaces,
+- runner: :func:`pytest_vibecheck.execute.pool.run_many` with the full sandbox (namespaces,
   limits, per-task user id, private /tmp) over ``--workers`` (default: CPU count);
 - cached: the same runner call again with the result cache filled by the runner run.
 
@@ -32,11 +32,11 @@ from pathlib import Path
 
 from canonical_stdlib import plain_run
 
-from pytest_vibecheck.exec_cache import ExecCache
-from pytest_vibecheck.execution import ExecSettings
-from pytest_vibecheck.loaders import load_bigcodebench
-from pytest_vibecheck.problem import Problem
-from pytest_vibecheck.runner import default_workers, run_many
+from pytest_vibecheck.execute.cache import ExecCache
+from pytest_vibecheck.execute.pool import default_workers, run_many
+from pytest_vibecheck.execute.tests import ExecSettings
+from pytest_vibecheck.suites.loaders import load_bigcodebench
+from pytest_vibecheck.suites.problem import Problem
 
 DATA = Path("/work/shared/data/bigcodebench")
 EXCLUDED = {

@@ -3,7 +3,7 @@
 Workload: the 1,140 real BigCodeBench-Instruct solutions x the 27 Ruff-backed instructions at
 default parameters (doc_3 with google) = 30,780 verifications, measured in the same run:
 
-* batch: ``verify_batch`` (the engine of ``pytest_vibecheck.ruff_engine``: instructions of a
+* batch: ``verify_batch`` (the engine of ``pytest_vibecheck.verify.ruff_engine``: instructions of a
   sample grouped into few configurations, one ``ruff check`` process over all samples);
 * baseline: one ``ruff check --isolated -`` process per (solution, instruction), as the paper's
   pipeline does, on a thread pool of ``--threads`` workers (default 2, the machine's cores).
@@ -40,8 +40,8 @@ from _common import (
     with_final_newline,
 )
 
-from pytest_vibecheck.ruff_engine import RuffEngine
-from pytest_vibecheck.verify import VerifyItem, verify_batch
+from pytest_vibecheck.verify.api import VerifyItem, verify_batch
+from pytest_vibecheck.verify.ruff_engine import RuffEngine
 
 
 class RuffPeak:

@@ -25,10 +25,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pytest_vibecheck.execution import ExecResult, ExecSettings
-from pytest_vibecheck.loaders import load_bigcodebench
-from pytest_vibecheck.problem import Problem
-from pytest_vibecheck.runner import timed_run_many
+from pytest_vibecheck.execute.pool import timed_run_many
+from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
+from pytest_vibecheck.suites.loaders import load_bigcodebench
+from pytest_vibecheck.suites.problem import Problem
 
 DATA = Path("/work/shared/data/bigcodebench")
 

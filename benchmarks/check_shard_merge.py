@@ -61,7 +61,7 @@ def main() -> int:
             times.append(took)
         shard_files = [str(out / f"shard-{i}.json") for i in range(1, ns.shards + 1)]
         sizes = [len(json.loads(Path(p).read_text(encoding="utf-8"))["items"]) for p in shard_files]
-        proc = subprocess.run([sys.executable, "-m", "pytest_vibecheck.cli", "merge", *shard_files,
+        proc = subprocess.run([sys.executable, "-m", "pytest_vibecheck.cli.main", "merge", *shard_files,
                                "--json", str(out / "merged.json"), "-q"],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_vibecheck.extract import extract_code
+from pytest_vibecheck.verify.extract import extract_code
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = (

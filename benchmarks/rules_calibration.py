@@ -33,9 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_vibecheck.instructions import all_instructions
-from pytest_vibecheck.loaders import load_bigcodebench, load_livecodebench
-from pytest_vibecheck.selectors.rules import RulesSelector, evidence
+from pytest_vibecheck.suites.loaders import load_bigcodebench, load_livecodebench
+from pytest_vibecheck.suites.selectors.rules import RulesSelector, evidence
+from pytest_vibecheck.verify.instructions import all_instructions
 
 LIVE_SAMPLES = "livecodebench/lcb-submissions_O1-Mini-2024-09-12_N1_Scenario.codegeneration_1_0.2_eval_all.json.gz"
 SAMPLES = "samples/bigcodebench-qwen2.5-coder-7b-instruct/Qwen2.5-Coder-7B-Instruct--bigcodebench-instruct--sanitized_calibrated.jsonl.gz"
@@ -132,7 +132,7 @@ def main() -> int:
     )
     ap.add_argument("--source", choices=("big", "live", "both"), default="both")
     ap.add_argument(
-        "--emit", type=Path, help="write the table as pytest_vibecheck/selectors/calibration.py"
+        "--emit", type=Path, help="write the table as pytest_vibecheck/suites/selectors/calibration.py"
     )
     ap.add_argument(
         "--min-n", type=int, default=10, help="buckets with fewer tasks are left out (default 10)"

@@ -27,8 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pytest_vibecheck.backends.base import fence  # noqa: E402
-from pytest_vibecheck.backends.replay import ReplayEntry, write_replay  # noqa: E402
+from pytest_vibecheck.generate.backends.base import fence  # noqa: E402
+from pytest_vibecheck.generate.backends.replay import ReplayEntry, write_replay  # noqa: E402
 
 DEFAULT_SOURCE = REPO.parent / "shared" / "data" / "samples" / "bigcodebench-qwen2.5-coder-7b-instruct"
 PREFIX = "Qwen2.5-Coder-7B-Instruct--bigcodebench-"

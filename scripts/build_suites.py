@@ -31,16 +31,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_vibecheck.augment import augment, category_shares
-from pytest_vibecheck.loaders import (
+from pytest_vibecheck.suites.augment import augment, category_shares
+from pytest_vibecheck.suites.loaders import (
     SkippedRecord,
     load_bigcodebench,
     load_humaneval,
     load_livecodebench,
 )
-from pytest_vibecheck.problem import Problem
-from pytest_vibecheck.selectors.rules import RULES_VERSION, RulesSelector
-from pytest_vibecheck.suites import read_manifest, write_suite
+from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.suites.selectors.rules import RULES_VERSION, RulesSelector
+from pytest_vibecheck.suites.store import read_manifest, write_suite
 
 SEED = 2510  # arXiv 2510.07315
 K = 5
@@ -136,8 +136,8 @@ def _bcb_source(data: Path, path: str) -> dict[str, Any]:
 def select_lite(candidates: list[Problem]) -> tuple[list[str], dict[str, Any]]:
     """Run the reference solutions of standard-library, network-free tasks in the sandbox and
     choose :data:`LITE_SIZE` of those that pass quickly (deterministic order: sha256 of the id)."""
-    from pytest_vibecheck.execution import ExecSettings
-    from pytest_vibecheck.runner import run_many
+    from pytest_vibecheck.execute.pool import run_many
+    from pytest_vibecheck.execute.tests import ExecSettings
 
     static = [
         p for p in candidates if not _RISKY.search((p.canonical_solution or "") + p.test.code)

@@ -31,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pytest_vibecheck.cli import main as vibecheck  # noqa: E402
+from pytest_vibecheck.cli.main import main as vibecheck  # noqa: E402
 
 NAME = "qwen2.5-coder-0.5b-instruct-q4"
 SPEC = "openai:qwen2.5-coder-0.5b-instruct"
@@ -62,12 +62,12 @@ def complete_tasks(cache: str, base_url: str, limit: int = 30, max_tokens: int =
     every request of the run (baseline, single-turn k = 1, 3, 5, multi-turn turns 1-5, built from
     the suite as it is now and the cached replies) is in ``cache``: a partial run's coherent part.
     """
-    from pytest_vibecheck import protocols
-    from pytest_vibecheck.backends.base import BackendSettings, GenerationError
-    from pytest_vibecheck.backends.registry import make_backend
-    from pytest_vibecheck.gencache import GenerationCache
-    from pytest_vibecheck.generation import Generator, request_for
-    from pytest_vibecheck.suites import load_suite
+    from pytest_vibecheck.generate import protocols
+    from pytest_vibecheck.generate.backends.base import BackendSettings, GenerationError
+    from pytest_vibecheck.generate.backends.registry import make_backend
+    from pytest_vibecheck.generate.cache import GenerationCache
+    from pytest_vibecheck.generate.generator import Generator, request_for
+    from pytest_vibecheck.suites.store import load_suite
 
     store = GenerationCache(cache)
     gen = Generator(make_backend(SPEC, BackendSettings(base_url=base_url)), cache=store, mode="only")
@@ -178,7 +178,7 @@ def main() -> int:
         "",
         *(f"- {k.replace('_', ' ')}: {v}" for k, v in provenance["provenance"].items()),
         f"- recorded: {rec['first_recorded']} to {rec['last_recorded']}; prompt version "
-        f"`{manifest['prompt_version']}` (pytest_vibecheck.protocols.PROMPT_VERSION)",
+        f"`{manifest['prompt_version']}` (pytest_vibecheck.generate.protocols.PROMPT_VERSION)",
         f"- replies: {manifest['entries']} ({labels}); {rec['output_tokens']:,} completion tokens; "
         f"finish reasons {rec['finish_reasons']}",
         "- every entry keeps `request_hash` (the exact messages), so a re-score with the same suite "

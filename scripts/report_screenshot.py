@@ -3,7 +3,7 @@
 Without ``--html``, first builds a seeded synthetic run (6 models, 40 problems, baseline,
 single-turn k = 1..5 and multi-turn k = 5; verdicts drawn with a primacy effect in single-turn
 and a recency effect in multi-turn), writes it as a schema-valid report with the plugin's own
-``reporting.json_report`` writer, plus an Elo CSV, and runs ``vibecheck report`` on it.
+``report.json_report`` writer, plus an Elo CSV, and runs ``vibecheck report`` on it.
 
 Chromium: Debian's ``chromium`` package (``apt-get install -y chromium``). Usage::
 
@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_vibecheck.cli import main as vibecheck
-from pytest_vibecheck.reporting.json_report import build_report, write_report
+from pytest_vibecheck.cli.main import main as vibecheck
+from pytest_vibecheck.report.json_report import build_report, write_report
 
 IDS = ["style_1", "style_3", "logic_3", "logic_6", "doc_1", "doc_3", "error_1", "library_1"]
 MODELS = {  # name: (pass@1, base IF, Elo)

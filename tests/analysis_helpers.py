@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_vibecheck.reporting.json_report import build_report, write_report
+from pytest_vibecheck.report.json_report import build_report, write_report
 
 CATEGORY = {
     "style": "style",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_vibecheck.problem import Problem, TestCase, TestSpec
+from pytest_vibecheck.suites.problem import Problem, TestCase, TestSpec
 
 BCB_TEST = """
 import unittest

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_vibecheck.problem import InstructionRef, Problem, TestSpec
-from pytest_vibecheck.suites import write_suite
+from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestSpec
+from pytest_vibecheck.suites.store import write_suite
 
 SUITE = "tiny"
 
@@ -137,8 +137,8 @@ def write_many_suite(folder: Path, n: int, name: str = "many") -> Path:
 SLOW_CONFTEST = '''
 import time
 
-from pytest_vibecheck.backends.base import fence
-from pytest_vibecheck.backends.scripted import ScriptedBackend, register_scripted
+from pytest_vibecheck.generate.backends.base import fence
+from pytest_vibecheck.generate.backends.scripted import ScriptedBackend, register_scripted
 
 
 def _respond(request):

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_vibecheck.aggregate import aggregate, generation_totals, results
+from pytest_vibecheck.report.aggregate import aggregate, generation_totals, results
 
 
 def _turn(turn: int, tests: str, verdicts: Sequence[bool], ids: Sequence[str], *, cached: bool = False,

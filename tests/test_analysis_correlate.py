@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_vibecheck.analysis.correlate import (
+from pytest_vibecheck.cli.main import main
+from pytest_vibecheck.errors import DataFileError
+from pytest_vibecheck.report.analysis.correlate import (
     _kendall_rows,
     _pearson_rows,
     _spearman_rows,
@@ -18,9 +20,7 @@ from pytest_vibecheck.analysis.correlate import (
     correlate_table,
     read_scores_csv,
 )
-from pytest_vibecheck.analysis.stats import AnalysisError, resample_indices
-from pytest_vibecheck.cli import main
-from pytest_vibecheck.errors import DataFileError
+from pytest_vibecheck.report.analysis.stats import AnalysisError, resample_indices
 
 PAPER = Path(__file__).parent / "data" / "paper_bigvibebench_elo.csv"
 

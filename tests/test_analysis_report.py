@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from analysis_helpers import demo_items, item, write_demo_report
 
-from pytest_vibecheck.analysis.breakdowns import AnalysisSettings, build_tables
-from pytest_vibecheck.analysis.load import load_reports, report_results, scores_from_reports
-from pytest_vibecheck.analysis.report import build_report, render_html, write_report
-from pytest_vibecheck.analysis.stats import wilson_interval
-from pytest_vibecheck.cli import main
+from pytest_vibecheck.cli.main import main
 from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.report.analysis.breakdowns import AnalysisSettings, build_tables
+from pytest_vibecheck.report.analysis.load import load_reports, report_results, scores_from_reports
+from pytest_vibecheck.report.analysis.report import build_report, render_html, write_report
+from pytest_vibecheck.report.analysis.stats import wilson_interval
 
 FAST = AnalysisSettings(n_resamples=200, seed=0)
 
@@ -127,7 +127,7 @@ def test_html_escapes_names(tmp_path: Path) -> None:
 
 
 def test_without_matplotlib_tables_only(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pytest_vibecheck.analysis.report.matplotlib_available", lambda: False)
+    monkeypatch.setattr("pytest_vibecheck.report.analysis.report.matplotlib_available", lambda: False)
     rep = build_report(load_reports([demo]), settings=FAST)
     assert rep.figures == []
     assert "matplotlib is not installed" in rep.notes[0]

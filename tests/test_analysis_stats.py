@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_vibecheck.analysis.stats import (
+from pytest_vibecheck.report.analysis.stats import (
     AnalysisError,
     bootstrap_ci,
     cofailure_matrix,

@@ -23,8 +23,9 @@ from augment_helpers import (
     FakeOpenAI,
 )
 
-from pytest_vibecheck import cli
-from pytest_vibecheck.augment import (
+from pytest_vibecheck.cli import main as cli
+from pytest_vibecheck.errors import UnknownIdError, VibecheckError
+from pytest_vibecheck.suites.augment import (
     SeedStream,
     augment,
     augment_problem,
@@ -33,13 +34,17 @@ from pytest_vibecheck.augment import (
     permutation,
     task_seed,
 )
-from pytest_vibecheck.errors import UnknownIdError, VibecheckError
-from pytest_vibecheck.instructions import Instruction, default_registry, get_instruction
-from pytest_vibecheck.problem import Problem, TestCase, TestSpec
-from pytest_vibecheck.selectors import Judgement, SelectorError, TaskJudgements, make_selector
-from pytest_vibecheck.selectors.llm import build_prompt, parse_reply
-from pytest_vibecheck.selectors.rules import RulesSelector
-from pytest_vibecheck.suites import encode_records, load_suite
+from pytest_vibecheck.suites.problem import Problem, TestCase, TestSpec
+from pytest_vibecheck.suites.selectors import (
+    Judgement,
+    SelectorError,
+    TaskJudgements,
+    make_selector,
+)
+from pytest_vibecheck.suites.selectors.llm import build_prompt, parse_reply
+from pytest_vibecheck.suites.selectors.rules import RulesSelector
+from pytest_vibecheck.suites.store import encode_records, load_suite
+from pytest_vibecheck.verify.instructions import Instruction, default_registry, get_instruction
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 IDS = default_registry().ids()
@@ -91,7 +96,7 @@ def test_seeds_and_permutations_are_fixed_values() -> None:
 
 
 def test_permutation_does_not_depend_on_hash_randomisation() -> None:
-    code = "from pytest_vibecheck.augment import permutation; from pytest_vibecheck.instructions import default_registry; print(permutation(default_registry().ids(), 7, 'task'))"
+    code = "from pytest_vibecheck.suites.augment import permutation; from pytest_vibecheck.verify.instructions import default_registry; print(permutation(default_registry().ids(), 7, 'task'))"
     outs = {
         subprocess.run(
             [sys.executable, "-c", code],
@@ -361,7 +366,7 @@ def test_rules_text_only_tasks() -> None:
 @pytest.mark.skipif(not (DATA / "bigcodebench").is_dir(), reason="benchmark data not found")
 def test_shipped_hard_suite_is_reproduced_from_the_data() -> None:
     """Regenerating the hard subset from the data reproduces the shipped file byte for byte."""
-    from pytest_vibecheck.loaders import load_bigcodebench
+    from pytest_vibecheck.suites.loaders import load_bigcodebench
 
     suite = load_suite("bigvibebench-hard")
     bcb_dir = DATA / "bigcodebench"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from generation_helpers import FakeAPI, Response, fake_api
 
-from pytest_vibecheck.backends import (
+from pytest_vibecheck.generate.backends import (
     BackendError,
     BackendSettings,
     GenerationRequest,
@@ -19,9 +19,9 @@ from pytest_vibecheck.backends import (
     RateLimitError,
     make_backend,
 )
-from pytest_vibecheck.backends.anthropic_backend import AnthropicBackend
-from pytest_vibecheck.gencache import GenerationCache
-from pytest_vibecheck.generation import Generator
+from pytest_vibecheck.generate.backends.anthropic_backend import AnthropicBackend
+from pytest_vibecheck.generate.cache import GenerationCache
+from pytest_vibecheck.generate.generator import Generator
 
 pytest.importorskip("anthropic")
 

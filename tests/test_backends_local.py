@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_vibecheck.backends import (
+from pytest_vibecheck.errors import DataFileError, DuplicateIdError, ParameterError, UnknownIdError
+from pytest_vibecheck.generate.backends import (
     Backend,
     BackendError,
     BackendSettings,
@@ -25,16 +26,15 @@ from pytest_vibecheck.backends import (
     register_backend,
     unregister_backend,
 )
-from pytest_vibecheck.backends import registry as registry_mod
-from pytest_vibecheck.backends.base import fence, redact_url
-from pytest_vibecheck.backends.scripted import (
+from pytest_vibecheck.generate.backends import registry as registry_mod
+from pytest_vibecheck.generate.backends.base import fence, redact_url
+from pytest_vibecheck.generate.backends.scripted import (
     SCRIPT_ENV,
     ScriptedBackend,
     register_scripted,
     unregister_scripted,
 )
-from pytest_vibecheck.errors import DataFileError, DuplicateIdError, ParameterError, UnknownIdError
-from pytest_vibecheck.generation import Generator
+from pytest_vibecheck.generate.generator import Generator
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = "def task_func(n):\n    return n * (n + 1) // 2\n"
@@ -224,7 +224,7 @@ def test_scripted_from_env_file_in_a_subprocess(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     code = (
-        "from pytest_vibecheck.backends import make_backend, GenerationRequest\n"
+        "from pytest_vibecheck.generate.backends import make_backend, GenerationRequest\n"
         "b = make_backend('scripted:bot')\n"
         "r = lambda label: GenerationRequest(({'role': 'user', 'content': 'q'},), task_id='T/1', label=label, reference='x = 1')\n"
         "print(repr(b.generate(r('single-k1')).text), repr(b.generate(r('baseline')).text), b.cacheable)\n"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_vibecheck.backends import GenerationRequest
-from pytest_vibecheck.backends.scripted import ScriptedBackend
-from pytest_vibecheck.cli import main
-from pytest_vibecheck.gencache import GenerationCache
-from pytest_vibecheck.generation import Generator
+from pytest_vibecheck.cli.main import main
+from pytest_vibecheck.generate.backends import GenerationRequest
+from pytest_vibecheck.generate.backends.scripted import ScriptedBackend
+from pytest_vibecheck.generate.cache import GenerationCache
+from pytest_vibecheck.generate.generator import Generator
 
 
 def fill(path: Path) -> None:

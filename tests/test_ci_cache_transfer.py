@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_vibecheck import cache_transfer as ct
-from pytest_vibecheck.backends import Generation, GenerationRequest
-from pytest_vibecheck.cli import main
-from pytest_vibecheck.gencache import GenerationCache, cache_key
+from pytest_vibecheck.cli.main import main
+from pytest_vibecheck.generate import transfer as ct
+from pytest_vibecheck.generate.backends import Generation, GenerationRequest
+from pytest_vibecheck.generate.cache import GenerationCache, cache_key
 
 IDENTITY = {"provider": "openai", "model": "gpt-x", "base_url": "http://u:pw@127.0.0.1:8000/v1",
             "api_key": "sk-very-secret"}

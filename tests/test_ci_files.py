@@ -138,7 +138,7 @@ def test_workflow_structure() -> None:
 
 
 def test_gate_config_of_this_repository() -> None:
-    from pytest_vibecheck.gate import load_gate_config
+    from pytest_vibecheck.ci.gate import load_gate_config
 
     conf = load_gate_config(ROOT / ".github" / "vibecheck-gate.toml")
     assert [g.id for g in conf.instructions] == ["style_7", "logic_1", "logic_6", "error_1"]
@@ -147,7 +147,7 @@ def test_gate_config_of_this_repository() -> None:
 def test_the_action_gate_step_runs(tmp_path: Path) -> None:
     """Run the action's "Run the gate" script with bash, as the runner would: it ignores the
     repository's own pytest configuration and conftest.py and fails on a new violation."""
-    pytest.importorskip("pytest_vibecheck.verify")
+    pytest.importorskip("pytest_vibecheck.verify.api")
     repo = tmp_path / "repo"
     repo.mkdir()
     init_repo(repo, {

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from ci_helpers import commit_all, git, init_repo, write
 
-from pytest_vibecheck import gate
+from pytest_vibecheck.ci import gate
 
-pytest.importorskip("pytest_vibecheck.verify")
+pytest.importorskip("pytest_vibecheck.verify.api")
 
 LONG_OLD = '    return os.path.join("a", value) + "' + "x" * 45 + '"'  # 85 characters, line 5
 LONG_NEW = '    return value + "' + "y" * 70 + '"'  # 91 characters, line 9
@@ -182,8 +182,8 @@ def test_no_fail_items_makes_the_gate_advisory(
 def test_a_verifier_error_is_an_error_not_a_violation(
     pytester: pytest.Pytester, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from pytest_vibecheck import verify
-    from pytest_vibecheck.verdict import Verdict
+    from pytest_vibecheck.verify import api as verify
+    from pytest_vibecheck.verify.verdict import Verdict
 
     def broken(items: list[verify.VerifyItem], **kw: object) -> list[list[Verdict]]:
         return [[Verdict.failed_to_judge(i, "ruff crashed (exit 2)") for i, _ in it.instructions]

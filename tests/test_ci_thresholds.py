@@ -16,9 +16,9 @@ import json
 import pytest
 from ci_helpers import report_item
 
-from pytest_vibecheck import thresholds as th
-from pytest_vibecheck.aggregate import aggregate
+from pytest_vibecheck.ci import thresholds as th
 from pytest_vibecheck.errors import UnknownIdError
+from pytest_vibecheck.report.aggregate import aggregate
 
 SINGLE_VERDICTS = [[True, True], [True, False], [True, True], [False, False], [True, True]]
 

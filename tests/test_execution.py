@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 from exec_helpers import TWO_SUM, bcb_problem, functional_problem, humaneval_problem, stdin_problem
 
-from pytest_vibecheck import envcheck
-from pytest_vibecheck._exec_harness import compare_stdout, values_equal
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.execution import ExecResult, ExecSettings, run_tests
+from pytest_vibecheck.execute import envcheck
+from pytest_vibecheck.execute._child.harness import compare_stdout, values_equal
+from pytest_vibecheck.execute.tests import ExecResult, ExecSettings, run_tests
 
 FAST = ExecSettings(time_limit_s=10)
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from exec_helpers import bcb_problem, humaneval_problem
 
-from pytest_vibecheck.calibrate import Calibrator, machine_id, task_key
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.exec_cache import ExecCache, ExecCacheError, cache_key
-from pytest_vibecheck.execution import ExecSettings, run_tests
-from pytest_vibecheck.runner import default_workers, run_many, timed_run_many
+from pytest_vibecheck.execute.cache import ExecCache, ExecCacheError, cache_key
+from pytest_vibecheck.execute.calibrate import Calibrator, machine_id, task_key
+from pytest_vibecheck.execute.pool import default_workers, run_many, timed_run_many
+from pytest_vibecheck.execute.tests import ExecSettings, run_tests
 
 FAST = ExecSettings(time_limit_s=10)
 
@@ -159,10 +159,10 @@ def test_default_workers_divides_by_xdist_workers(monkeypatch: pytest.MonkeyPatc
 
 XDIST_TESTS = """
 import os
-from pytest_vibecheck.exec_cache import ExecCache
-from pytest_vibecheck.execution import ExecSettings
-from pytest_vibecheck.problem import Problem, TestSpec
-from pytest_vibecheck.runner import default_workers, run_many
+from pytest_vibecheck.execute.cache import ExecCache
+from pytest_vibecheck.execute.tests import ExecSettings
+from pytest_vibecheck.suites.problem import Problem, TestSpec
+from pytest_vibecheck.execute.pool import default_workers, run_many
 
 PROB = Problem(suite="x", task_id="x/add", prompt="", entry_point="add",
                test=TestSpec(kind="humaneval", code="def check(c):\\n    assert c(1, 2) == 3\\n", entry_point="add"))

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from exec_helpers import bcb_problem, humaneval_problem
 
-from pytest_vibecheck import envcheck
-from pytest_vibecheck.cli import main
-from pytest_vibecheck.problem import Problem
-from pytest_vibecheck.suites import write_suite
+from pytest_vibecheck.cli.main import main
+from pytest_vibecheck.execute import envcheck
+from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.suites.store import write_suite
 
 if sys.version_info >= (3, 11):
     import tomllib

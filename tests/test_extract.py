@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_vibecheck.extract import METHODS, Extraction, extract_code
+from pytest_vibecheck.verify.extract import METHODS, Extraction, extract_code
 
 CODE = "def f(x):\n    return x + 1\n"
 

@@ -15,11 +15,17 @@ from typing import Any
 
 import pytest
 
-from pytest_vibecheck import gencache, protocols
-from pytest_vibecheck.backends import BackendError, Generation, GenerationRequest, RateLimitError
-from pytest_vibecheck.backends.scripted import ScriptedBackend
 from pytest_vibecheck.errors import ParameterError
-from pytest_vibecheck.gencache import (
+from pytest_vibecheck.generate import cache as gencache
+from pytest_vibecheck.generate import protocols
+from pytest_vibecheck.generate.backends import (
+    BackendError,
+    Generation,
+    GenerationRequest,
+    RateLimitError,
+)
+from pytest_vibecheck.generate.backends.scripted import ScriptedBackend
+from pytest_vibecheck.generate.cache import (
     CACHE_MODES,
     CacheError,
     CacheMissError,
@@ -29,7 +35,7 @@ from pytest_vibecheck.gencache import (
     key_components,
     validate_cache_mode,
 )
-from pytest_vibecheck.generation import Generator, GeneratorStats
+from pytest_vibecheck.generate.generator import Generator, GeneratorStats
 
 ROOT = Path(__file__).resolve().parent.parent
 ID = {"provider": "openai", "model": "gpt-x", "base_url": "http://127.0.0.1:8000/v1"}
@@ -368,10 +374,10 @@ def test_concurrent_writers_in_four_processes(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from pytest_vibecheck.backends import GenerationRequest
-from pytest_vibecheck.backends.scripted import ScriptedBackend
-from pytest_vibecheck.gencache import GenerationCache
-from pytest_vibecheck.generation import Generator
+from pytest_vibecheck.generate.backends import GenerationRequest
+from pytest_vibecheck.generate.backends.scripted import ScriptedBackend
+from pytest_vibecheck.generate.cache import GenerationCache
+from pytest_vibecheck.generate.generator import Generator
 backend = ScriptedBackend("crash", respond=lambda r: "reply-" + r.task_id + "-" + "x" * 20000)
 gen = Generator(backend, GenerationCache(sys.argv[1]), "use")
 i = 0

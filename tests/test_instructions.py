@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_vibecheck.errors import DataFileError, DuplicateIdError, UnknownIdError
-from pytest_vibecheck.instructions import (
+from pytest_vibecheck.verify.instructions import (
     CATEGORIES,
     all_instructions,
     data_dir,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_vibecheck.errors import DataFileError, UnknownIdError
-from pytest_vibecheck.loaders import (
+from pytest_vibecheck.suites.loaders import (
     LCB_FORMAT_FUNCTIONAL,
     LCB_FORMAT_STDIN,
     SkippedRecord,

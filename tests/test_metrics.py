@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pytest_vibecheck import metrics
+from pytest_vibecheck.report import metrics
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ import warnings
 import pytest
 
 from pytest_vibecheck.errors import ParameterError, ParameterWarning, UnknownIdError
-from pytest_vibecheck.instructions import get_instruction
-from pytest_vibecheck.params import parse_instruction_arg, render_prompt, validate_params
+from pytest_vibecheck.verify.instructions import get_instruction
+from pytest_vibecheck.verify.params import parse_instruction_arg, render_prompt, validate_params
 
 
 def test_defaults_are_filled_in() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from plugin_helpers import write_tiny_suite
 
-from pytest_vibecheck.items import item_param, model_labels
+from pytest_vibecheck.plugin.items import item_param, model_labels
 
 BASE = ("--vibe-model", "reference", "--vibe-suite", "suite", "-p", "no:cacheprovider")
 

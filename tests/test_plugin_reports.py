@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 import xmlschema
 
-from pytest_vibecheck.cli import main
-from pytest_vibecheck.reporting.json_report import (
+from pytest_vibecheck.cli.main import main
+from pytest_vibecheck.report.json_report import (
     ReportError,
     build_report,
     load_report,
     validate_report,
     write_report,
 )
-from pytest_vibecheck.reporting.junit import build_junit, write_junit
-from pytest_vibecheck.reporting.terminal import pct, render_summary
+from pytest_vibecheck.report.junit import build_junit, write_junit
+from pytest_vibecheck.report.terminal import pct, render_summary
 
 XSD = Path(__file__).parent / "data" / "junit-common.xsd"
 

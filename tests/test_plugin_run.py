@@ -12,8 +12,8 @@ import pytest
 import xmlschema
 from plugin_helpers import ADD, fenced, write_script, write_tiny_suite
 
-from pytest_vibecheck.protocols import SYSTEM_PROMPT
-from pytest_vibecheck.reporting.json_report import load_report
+from pytest_vibecheck.generate.protocols import SYSTEM_PROMPT
+from pytest_vibecheck.report.json_report import load_report
 
 XSD = Path(__file__).parent / "data" / "junit-common.xsd"
 SUITE = ("--vibe-suite", "suite", "-p", "no:randomly")

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from pytest_vibecheck import runitem
-from pytest_vibecheck.backends.base import BackendError, RateLimitError, ReplayMissError
-from pytest_vibecheck.extract import extract_code
-from pytest_vibecheck.gencache import CacheMissError
+from pytest_vibecheck.generate.backends.base import BackendError, RateLimitError, ReplayMissError
+from pytest_vibecheck.generate.cache import CacheMissError
+from pytest_vibecheck.plugin import runitem
+from pytest_vibecheck.verify.extract import extract_code
 
 
 @pytest.mark.parametrize(
@@ -59,8 +59,7 @@ class _Item:
 
 
 def test_prefetch_window_grows_while_generation_is_fast_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_vibecheck import items as items_mod
-
+    from pytest_vibecheck.plugin import items as items_mod
     monkeypatch.setattr(items_mod, "VibeItem", _Item)
     session = SimpleNamespace(items=[])
     session.items = [_Item(f"s::t{i}[m]", session) for i in range(40)]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_vibecheck.settings import VibeSettings, resolve_settings
+from pytest_vibecheck.plugin.settings import VibeSettings, resolve_settings
 
 
 def _resolve(pytester: pytest.Pytester, *args: str, env: dict[str, str] | None = None) -> VibeSettings:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from plugin_helpers import write_many_suite, write_script, write_tiny_suite
 
-from pytest_vibecheck.reporting.json_report import load_report
+from pytest_vibecheck.report.json_report import load_report
 
 pytest.importorskip("xdist")
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_vibecheck import protocols
-from pytest_vibecheck.backends import GenerationRequest
 from pytest_vibecheck.errors import ParameterError
-from pytest_vibecheck.gencache import cache_key
-from pytest_vibecheck.params import render_prompt
-from pytest_vibecheck.problem import InstructionRef, Problem, TestSpec
-from pytest_vibecheck.protocols import (
+from pytest_vibecheck.generate import protocols
+from pytest_vibecheck.generate.backends import GenerationRequest
+from pytest_vibecheck.generate.cache import cache_key
+from pytest_vibecheck.generate.protocols import (
     PROMPT_VERSION,
     SYSTEM_PROMPT,
     baseline_messages,
@@ -21,6 +19,8 @@ from pytest_vibecheck.protocols import (
     single_turn_messages,
     single_turn_prompt,
 )
+from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestSpec
+from pytest_vibecheck.verify.params import render_prompt
 
 QUERY = "Write a function task_func(n) that returns the sum of 1..n."
 

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_vibecheck.backends import (
+from pytest_vibecheck.errors import DataFileError, UnknownIdError
+from pytest_vibecheck.generate.backends import (
     GenerationRequest,
     ReplayMissError,
     make_backend,
     messages_fingerprint,
 )
-from pytest_vibecheck.backends.replay import (
+from pytest_vibecheck.generate.backends.replay import (
     ReplayBackend,
     ReplayEntry,
     list_replays,
@@ -23,8 +24,7 @@ from pytest_vibecheck.backends.replay import (
     replays_dir,
     write_replay,
 )
-from pytest_vibecheck.errors import DataFileError, UnknownIdError
-from pytest_vibecheck.generation import Generator
+from pytest_vibecheck.generate.generator import Generator
 
 NAME = "qwen2.5-coder-7b-instruct"
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "samples" / "bigcodebench-qwen2.5-coder-7b-instruct"
@@ -87,7 +87,7 @@ def test_replies_match_the_upstream_solutions(qwen: ReplayBackend) -> None:
 
 
 def test_extraction_recovers_every_solution(qwen: ReplayBackend) -> None:
-    extract = pytest.importorskip("pytest_vibecheck.extract")
+    extract = pytest.importorskip("pytest_vibecheck.verify.extract")
     methods: dict[str, int] = {}
     for task in qwen.task_ids():
         reply = qwen.generate(ask(task)).text

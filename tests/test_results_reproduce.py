@@ -25,17 +25,17 @@ from typing import Any
 import pytest
 from plugin_helpers import tiny_problems, write_script, write_tiny_suite
 
-from pytest_vibecheck.backends.base import messages_fingerprint
-from pytest_vibecheck.backends.replay import read_entries, resolve_replay
-from pytest_vibecheck.gencache import GenerationCache
-from pytest_vibecheck.protocols import baseline_messages
-from pytest_vibecheck.replay_export import (
+from pytest_vibecheck.generate.backends.base import messages_fingerprint
+from pytest_vibecheck.generate.backends.replay import read_entries, resolve_replay
+from pytest_vibecheck.generate.cache import GenerationCache
+from pytest_vibecheck.generate.protocols import baseline_messages
+from pytest_vibecheck.generate.replay_export import (
     ExportSelection,
     ReplayExportError,
     export_replay,
     report_keys,
 )
-from pytest_vibecheck.results_page import behaviour_counts, headline_rows
+from pytest_vibecheck.report.results_page import behaviour_counts, headline_rows
 
 REPO = Path(__file__).resolve().parent.parent
 REPLAY = "qwen2.5-coder-0.5b-instruct-q4"
@@ -148,7 +148,7 @@ def test_export_refuses_two_runs_in_one_slot(recorded: Path, tmp_path: Path) -> 
 
 
 def test_export_cli_and_replay_rescore_reproduce_the_run(recorded: Path, tmp_path: Path) -> None:
-    from pytest_vibecheck.cli import main
+    from pytest_vibecheck.cli.main import main
 
     prov = tmp_path / "prov.json"
     prov.write_text(json.dumps({"date": "2026-11-29"}), encoding="utf-8")
@@ -171,7 +171,7 @@ def test_export_cli_and_replay_rescore_reproduce_the_run(recorded: Path, tmp_pat
 
 
 def test_results_page_from_report(recorded: Path, tmp_path: Path) -> None:
-    from pytest_vibecheck.cli import main
+    from pytest_vibecheck.cli.main import main
 
     page = tmp_path / "results.md"
     args = ["results", str(recorded / "r.json"), "--out", str(page), "--title", "Tiny results",
@@ -261,7 +261,7 @@ def _published_tasks(published: dict[str, Any]) -> list[str]:
 
 def test_published_aggregates_follow_from_published_items() -> None:
     """The published aggregates are exactly what `aggregate.aggregate` computes from the items."""
-    from pytest_vibecheck.aggregate import aggregate
+    from pytest_vibecheck.report.aggregate import aggregate
 
     published = json.loads(PUBLISHED.read_text(encoding="utf-8"))
     assert aggregate(published["items"]) == published["aggregates"]
@@ -286,7 +286,7 @@ def test_shipped_replay_reproduces_published_results(tmp_path: Path) -> None:
 def test_published_page_is_generated_from_the_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """docs/results.md is exactly what `vibecheck results` renders from the published report
     with the arguments recorded in docs/results/qwen2.5-coder-0.5b.page.json."""
-    from pytest_vibecheck.cli import main
+    from pytest_vibecheck.cli.main import main
 
     spec = json.loads(PAGE_ARGS.read_text(encoding="utf-8"))
     monkeypatch.chdir(REPO)  # the recorded arguments are paths relative to the repository
@@ -305,13 +305,13 @@ def test_shipped_replay_manifest_has_provenance() -> None:
     with gzip.open(data_file, "rt", encoding="utf-8") as fh:
         first = json.loads(fh.readline())
     assert len(first["request_hash"]) == 64
-    assert GenerationCache  # the export reads the generation cache (pytest_vibecheck.gencache)
+    assert GenerationCache  # the export reads the generation cache (pytest_vibecheck.generate.cache)
 
 
 def test_timeout_from_environment() -> None:
     """``VIBECHECK_TIMEOUT`` (seconds) sets the backends' per-request timeout (slow local servers)."""
-    from pytest_vibecheck.backends.base import BackendSettings, default_timeout
     from pytest_vibecheck.errors import ParameterError
+    from pytest_vibecheck.generate.backends.base import BackendSettings, default_timeout
 
     assert default_timeout({}) == 600.0
     assert default_timeout({"VIBECHECK_TIMEOUT": "3600"}) == 3600.0

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from exec_helpers import humaneval_problem
 
-from pytest_vibecheck import sandbox
-from pytest_vibecheck.execution import ExecSettings, run_tests
-from pytest_vibecheck.sandbox import SandboxError, SandboxSettings, run_in_sandbox
+from pytest_vibecheck.execute import sandbox
+from pytest_vibecheck.execute.sandbox import SandboxError, SandboxSettings, run_in_sandbox
+from pytest_vibecheck.execute.tests import ExecSettings, run_tests
 
 PY = sys.executable
 CAPS = sandbox.capabilities()

@@ -11,10 +11,14 @@ from pathlib import Path
 import pytest
 
 from pytest_vibecheck.errors import DataFileError, UnknownIdError
-from pytest_vibecheck.instructions import default_registry
-from pytest_vibecheck.params import validate_params
-from pytest_vibecheck.problem import SCHEMA_VERSION, InstructionRef, Problem, TestCase, TestSpec
-from pytest_vibecheck.suites import (
+from pytest_vibecheck.suites.problem import (
+    SCHEMA_VERSION,
+    InstructionRef,
+    Problem,
+    TestCase,
+    TestSpec,
+)
+from pytest_vibecheck.suites.store import (
     deterministic_gzip,
     encode_records,
     find_suite,
@@ -23,8 +27,10 @@ from pytest_vibecheck.suites import (
     suites_root,
     write_suite,
 )
+from pytest_vibecheck.verify.instructions import default_registry
+from pytest_vibecheck.verify.params import validate_params
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "pytest_vibecheck" / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[1] / "pytest_vibecheck" / "suites" / "schemas"
 
 # name: (tasks, tasks by test kind, tasks by number of instructions)
 SHIPPED = {

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_vibecheck.checks import (
+from pytest_vibecheck.errors import UnknownIdError
+from pytest_vibecheck.verify.checks import (
     CHECKS,
     NOTHING_BUT_SYNTAX,
     code_then_json_reply,
@@ -14,8 +15,7 @@ from pytest_vibecheck.checks import (
     run_check,
     strip_reasoning,
 )
-from pytest_vibecheck.errors import UnknownIdError
-from pytest_vibecheck.verdict import Violation
+from pytest_vibecheck.verify.verdict import Violation
 
 
 def found(vs: list[Violation]) -> list[tuple[str, int, int]]:

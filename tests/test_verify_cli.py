@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_vibecheck import cli
-from pytest_vibecheck.ruff_engine import RuffEngine
+from pytest_vibecheck.cli import main as cli
+from pytest_vibecheck.verify.ruff_engine import RuffEngine
 
 CODE = "import os\n\n\ndef f(x):\n    if x == 1:\n        return 1\n    elif x == 2:\n        return 2\n    else:\n        return 3\n"
 
@@ -114,7 +114,7 @@ def test_parameter_warning_on_stderr(code_file: Path, capsys: pytest.CaptureFixt
 def test_verifier_error_exit_2(
     code_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("pytest_vibecheck.verify.default_engine", lambda: RuffEngine("/nonexistent/ruff"))
+    monkeypatch.setattr("pytest_vibecheck.verify.api.default_engine", lambda: RuffEngine("/nonexistent/ruff"))
     assert cli.main(["verify", str(code_file), "-i", "style_1", "-i", "doc_5"]) == 2
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("ERROR style_1: Ruff cannot run")

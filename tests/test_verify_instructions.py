@@ -17,8 +17,15 @@ from pathlib import Path
 import pytest
 
 from pytest_vibecheck.errors import ParameterWarning, UnknownIdError, VibecheckError
-from pytest_vibecheck.instructions import all_instructions, get_instruction, load_registry
-from pytest_vibecheck.ruff_engine import (
+from pytest_vibecheck.verify.api import (
+    VerifyItem,
+    normalise_code,
+    ruff_check_for,
+    verify,
+    verify_batch,
+)
+from pytest_vibecheck.verify.instructions import all_instructions, get_instruction, load_registry
+from pytest_vibecheck.verify.ruff_engine import (
     RuffCheck,
     RuffEngine,
     RuffJob,
@@ -27,14 +34,7 @@ from pytest_vibecheck.ruff_engine import (
     safe_temp_base,
     selector_covers,
 )
-from pytest_vibecheck.verdict import Verdict, Violation
-from pytest_vibecheck.verify import (
-    VerifyItem,
-    normalise_code,
-    ruff_check_for,
-    verify,
-    verify_batch,
-)
+from pytest_vibecheck.verify.verdict import Verdict, Violation
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -651,7 +651,7 @@ def test_empty_batch_and_no_warnings_for_valid_params() -> None:
 
 
 def test_environment_is_scrubbed_of_ruff_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_vibecheck.ruff_engine import _ruff_env
+    from pytest_vibecheck.verify.ruff_engine import _ruff_env
 
     monkeypatch.setenv("RUFF_OUTPUT_FORMAT", "concise")
     env = _ruff_env()

@@ -1,0 +1,1 @@
+"""Sub-commands of the ``vibecheck`` CLI, one module each (see :mod:`pytest_vibecheck.cli.main`)."""

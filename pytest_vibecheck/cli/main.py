@@ -1,0 +1,65 @@
+"""The ``vibecheck`` command line: one sub-command per module in ``pytest_vibecheck.cli``.
+
+Each command module defines ``register(subparsers)`` which adds its parser and sets
+``func(args) -> int`` (the exit status). A :class:`~pytest_vibecheck.errors.VibecheckError`
+is printed as one line on stderr with exit status 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from pytest_vibecheck import __version__
+from pytest_vibecheck.errors import VibecheckError
+
+#: Command modules, in the order they appear in ``vibecheck --help``.
+COMMAND_MODULES: tuple[str, ...] = (
+    "pytest_vibecheck.cli.instructions_cmd",
+    "pytest_vibecheck.cli.augment_cmd",
+    "pytest_vibecheck.cli.problems_cmd",
+    "pytest_vibecheck.cli.verify_cmd",
+    "pytest_vibecheck.cli.correlate_cmd",
+    "pytest_vibecheck.cli.report_cmd",
+    "pytest_vibecheck.cli.summary_cmd",
+    "pytest_vibecheck.cli.cache_cmd",
+    "pytest_vibecheck.cli.merge_cmd",
+    "pytest_vibecheck.cli.exec_cmd",
+    "pytest_vibecheck.cli.envcheck_cmd",
+    "pytest_vibecheck.cli.results_cmd",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every registered sub-command."""
+    parser = argparse.ArgumentParser(
+        prog="vibecheck",
+        description="VeriCode verification and Vibe Checker benchmarks (see README.md).",
+    )
+    parser.add_argument("--version", action="version", version=f"pytest-vibecheck {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``vibecheck`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except VibecheckError as exc:
+        print(f"vibecheck {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("vibecheck: interrupted", file=sys.stderr)
+        return 130
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

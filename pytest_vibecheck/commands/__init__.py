@@ -1,1 +1,0 @@
-"""Sub-commands of the ``vibecheck`` CLI, one module each (see :mod:`pytest_vibecheck.cli`)."""

@@ -1,0 +1,282 @@
+"""Child-side bootstrap of the sandbox (standard library only; run as a script).
+
+``python -s _child/boot.py CONFIG`` is what :func:`pytest_vibecheck.execute.sandbox.run_in_sandbox`
+launches, usually inside ``unshare`` (new network, mount, PID and IPC namespaces). It runs
+as trusted code *before* any candidate code and, in this order:
+
+1. reads the JSON config (root-only file) and opens the result file (root-only) for writing;
+2. with a mount namespace: mounts private ``tmpfs`` over the world-writable folders
+   (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock``) and binds the work folder back at
+   its own path;
+3. as PID 1 of a new PID namespace: forks; PID 1 only reaps children, and when the worker
+   exits the kernel kills every process left in the namespace;
+4. sets the resource limits (address space relative to this process's own size *now*,
+   CPU, process count, file size, open files, no core files);
+5. drops to an unprivileged, per-sandbox user id (when started as root) with
+   ``no_new_privs`` set, and changes to the work folder;
+6. writes one JSON line of facts (network seen from inside, limits applied) to the result
+   file, then runs the job: a Python script's ``main(payload, result_file)`` in this
+   process, or ``exec`` of an argument vector.
+
+Exit status 121 means the bootstrap itself failed (reported as a sandbox error, never as a
+model failure).
+"""
+
+# ruff: noqa: PTH103, PTH112, PTH114, PTH123
+# (os.path/open on purpose: this low-level code runs at every sandbox start, where
+#  importing pathlib costs time, and it works with raw file descriptors and mounts.)
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+from typing import Any
+
+BOOT_FAILED = 121
+
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_BIND = 4096
+_PR_SET_NO_NEW_PRIVS = 38
+
+
+def _libc() -> object:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _mount(
+    libc: object, source: str, target: str, fstype: str | None, flags: int, data: str | None
+) -> None:
+    import ctypes
+
+    fn = libc.mount  # type: ignore[attr-defined]
+    rc = fn(
+        source.encode(),
+        target.encode(),
+        fstype.encode() if fstype else None,
+        ctypes.c_ulong(flags),
+        data.encode() if data else None,
+    )
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
+
+
+def _private_tmp(cfg: dict[str, Any], libc: object) -> list[str]:
+    """Mount tmpfs over each world-writable folder; bind back the work folder (and any
+    interpreter folder that lives there, e.g. a virtual environment in /tmp) at its own path."""
+    folders = [f for f in cfg.get("tmp_dirs", []) if os.path.isdir(f) and not os.path.islink(f)]
+
+    def inside(path: str) -> bool:
+        return any(path.startswith(f.rstrip("/") + "/") for f in folders)
+
+    wanted = [cfg["workdir"], *cfg.get("keep_paths", [])]
+    keep = [
+        (p, os.open(p, os.O_RDONLY | os.O_DIRECTORY))
+        for p in wanted
+        if inside(p) and os.path.isdir(p)
+    ]
+    size = int(cfg.get("tmpfs_bytes") or 256 * 1024 * 1024)
+    for folder in folders:
+        _mount(libc, "tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={size}")
+    for path, fd in keep:
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND, None)
+        os.close(fd)
+    return folders
+
+
+def _expose(cfg: dict[str, Any], libc: object) -> None:
+    """Hide each root-only folder the interpreter lives in; bind back only what it needs."""
+    for ancestor, paths in cfg.get("expose", []):
+        if not os.path.isdir(ancestor):
+            continue
+        fds = [(p, os.open(p, os.O_RDONLY | os.O_DIRECTORY)) for p in paths if os.path.isdir(p)]
+        _mount(libc, "tmpfs", ancestor, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=755,size=1m")
+        for p, fd in fds:
+            os.makedirs(p, mode=0o755, exist_ok=True)
+            _mount(libc, f"/proc/self/fd/{fd}", p, None, _MS_BIND, None)
+            os.close(fd)
+
+
+def _loopback_up() -> None:
+    """Bring ``lo`` up in the new network namespace (``SIOCSIFFLAGS``).
+
+    Tests that run a server and a client on ``localhost`` inside the sandbox then work; the
+    host's own ``127.0.0.1`` stays unreachable (it belongs to another namespace).
+    """
+    import fcntl
+    import socket
+    import struct
+
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        req = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH22x", fcntl.ioctl(sock, siocgifflags, req))[1]
+        fcntl.ioctl(sock, siocsifflags, struct.pack("16sH22x", b"lo", flags | iff_up))
+
+
+def _vm_size_bytes() -> int:
+    with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+        for line in fh:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _set_limits(cfg: dict[str, Any], facts: dict[str, Any]) -> None:
+    lim = cfg["limits"]
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    cpu = lim.get("cpu_s")
+    if cpu:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(cpu), int(cpu) + 1))
+    fsize = lim.get("fsize_bytes")
+    if fsize:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (int(fsize), int(fsize)))
+    nofile = lim.get("nofile")
+    if nofile:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (int(nofile), int(nofile)))
+    nproc = lim.get("nproc")
+    if nproc:
+        # Absolute value computed by the parent (it adds the evaluator's own processes when
+        # the sandbox keeps the evaluator's user id).
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(nproc), int(nproc)))
+    headroom = lim.get("as_headroom_bytes")
+    if headroom:
+        baseline = _vm_size_bytes()
+        value = baseline + int(headroom)
+        resource.setrlimit(resource.RLIMIT_AS, (value, value))
+        facts["baseline_bytes"] = baseline
+        facts["address_space_bytes"] = value
+
+
+def _drop_privileges(cfg: dict[str, Any], libc: object) -> None:
+    uid = cfg.get("uid")
+    if uid is None:
+        return
+    gid = cfg.get("gid", uid)
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid:  # pragma: no cover - kernel guarantees
+        raise OSError("could not drop privileges")
+
+
+def _no_new_privs(libc: object) -> bool:
+    try:
+        rc = libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # type: ignore[attr-defined]
+    except Exception:
+        return False
+    return bool(rc == 0)
+
+
+def _network_state() -> str:
+    """``blocked`` when this process sees no network interface except loopback.
+
+    ``/proc/net/dev`` lists the interfaces of the reader's own network namespace.
+    """
+    try:
+        with open("/proc/net/dev", encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()[2:]
+    except OSError:
+        return "unknown"
+    names = {line.split(":", 1)[0].strip() for line in lines if ":" in line}
+    return "blocked" if names <= {"lo"} else "open"
+
+
+def _reap_as_init(worker: int) -> None:
+    """PID 1 of the namespace: reap every child; exit with the worker's status."""
+    status = 0
+    while True:
+        try:
+            pid, wstatus = os.wait()
+        except ChildProcessError:
+            break
+        except InterruptedError:  # pragma: no cover
+            continue
+        if pid == worker:
+            code = os.waitstatus_to_exitcode(wstatus)
+            status = code if code >= 0 else 128 - code
+            break
+    os._exit(status)
+
+
+def enter(cfg: dict[str, Any], out: object, pid1: bool) -> None:
+    """Steps 2-6 of the module docstring; writes the facts line (or ``boot_error`` and exits).
+
+    ``pid1``: this process is PID 1 of a new PID namespace (fork a worker, reap as init).
+    """
+    facts: dict[str, Any] = {"pid_ns": False, "private_tmp": [], "uid": None, "no_new_privs": False}
+    try:
+        libc = _libc() if (cfg.get("mount_ns") or cfg.get("uid") is not None) else None
+        if cfg.get("mount_ns") and cfg.get("tmp_dirs"):
+            facts["private_tmp"] = _private_tmp(cfg, libc)
+        if cfg.get("mount_ns") and cfg.get("expose"):
+            _expose(cfg, libc)
+            facts["exposed"] = [p for _, ps in cfg["expose"] for p in ps]
+        if cfg.get("net_ns"):
+            _loopback_up()
+        if pid1:
+            facts["pid_ns"] = True
+            sys.stdout.flush()
+            sys.stderr.flush()
+            worker = os.fork()
+            if worker:
+                _reap_as_init(worker)
+        _set_limits(cfg, facts)
+        _drop_privileges(cfg, libc)
+        if cfg.get("uid") is not None:
+            facts["uid"] = os.getuid()
+        if libc is not None:
+            facts["no_new_privs"] = _no_new_privs(libc)
+        os.chdir(cfg["workdir"])
+        facts["network"] = _network_state()
+    except BaseException as exc:
+        out.write(json.dumps({"boot_error": f"{type(exc).__name__}: {exc}"}) + "\n")  # type: ignore[attr-defined]
+        out.flush()  # type: ignore[attr-defined]
+        os._exit(BOOT_FAILED)
+    out.write(json.dumps({"boot": facts}) + "\n")  # type: ignore[attr-defined]
+    out.flush()  # type: ignore[attr-defined]
+
+
+def run_job(
+    cfg: dict[str, Any], out: object, source: str | None, namespace: dict[str, Any] | None = None
+) -> None:
+    """Run the job: ``exec`` an argument vector, or call the script's ``main(payload, out)``."""
+    if cfg["mode"] == "exec":
+        out.close()  # type: ignore[attr-defined]
+        argv = cfg["argv"]
+        os.execvpe(argv[0], argv, dict(os.environ))
+    sys.path.insert(0, cfg["workdir"])
+    sys.argv = ["candidate.py"]
+    if namespace is None:
+        namespace = {"__name__": "_vibecheck_job", "__file__": cfg["script"]}
+        exec(compile(source or "", cfg["script"], "exec"), namespace)
+    namespace["main"](cfg.get("payload"), out)
+
+
+def open_job(cfg: dict[str, Any], need_source: bool = True) -> tuple[object, str | None]:
+    """Open the result file and read the job script while still privileged."""
+    source = None
+    if cfg["mode"] != "exec" and need_source:
+        # read now: the script's folder may be hidden by the private tmpfs or unreadable later
+        with open(cfg["script"], encoding="utf-8") as fh:
+            source = fh.read()
+    out_fd = os.open(cfg["result_path"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    return os.fdopen(out_fd, "w", encoding="utf-8"), source
+
+
+def main() -> None:
+    with open(sys.argv[1], encoding="utf-8") as fh:
+        cfg = json.load(fh)
+    out, source = open_job(cfg)
+    enter(cfg, out, pid1=bool(cfg.get("pid_ns")) and os.getpid() == 1)
+    run_job(cfg, out, source)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""Per-task time limits calibrated on this machine.
+
+``limit = max(floor_s, factor x t_ref)`` where ``t_ref`` is the time the problem's reference
+(canonical) solution takes to pass its tests in the sandbox on this machine (the harness's
+``test_time_s``: candidate import plus tests, without interpreter start). This is the rule
+of EvalPlus and BigCodeBench (``--min-time-limit``, ``--gt-time-limit-factor``), which
+avoids limits that depend on the host's speed (evalplus issue #5).
+
+Measurements are cached in SQLite (WAL) keyed by *machine* (host name, CPU model, CPU
+count, Python version) and *task* (suite, task id, and a hash of the reference solution and
+tests), so changing the data or the machine measures again. ``floor_s`` and ``factor`` are
+applied when reading, so changing them needs no new measurement. A reference solution that
+does not pass (e.g. BigCodeBench/541 here) gives no calibration: the kind's default limit is
+used and the reason recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import sqlite3
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.execute.cache import test_spec_dict
+from pytest_vibecheck.suites.problem import Problem
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
+
+DEFAULT_CALIBRATION_PATH = Path(".vibecheck") / "calibration.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS reference_times (
+    machine TEXT NOT NULL,
+    task TEXT NOT NULL,
+    status TEXT NOT NULL,
+    seconds REAL,
+    message TEXT NOT NULL,
+    measured REAL NOT NULL,
+    PRIMARY KEY (machine, task)
+)
+"""
+
+
+class CalibrationWarning(UserWarning):
+    """The calibration store could not be read or written."""
+
+
+@lru_cache(maxsize=1)
+def machine_id() -> str:
+    """Short stable id of this machine: sha256 of host, CPU model, CPU count, Python version."""
+    cpu = platform.processor()
+    with contextlib.suppress(OSError):
+        for line in (
+            Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines()
+        ):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    parts = [
+        platform.node(),
+        platform.machine(),
+        cpu,
+        str(os.cpu_count()),
+        platform.python_version(),
+    ]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def task_key(problem: Problem) -> str:
+    """``suite/task_id@hash`` where the hash covers the reference solution and the tests."""
+    blob = json.dumps(
+        {"solution": problem.canonical_solution, "test": test_spec_dict(problem.test)},
+        sort_keys=True,
+    )
+    digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+    return f"{problem.suite}/{problem.task_id}@{digest}"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A problem's calibrated time limit and where it came from.
+
+    ``source``: ``calibrated`` (from ``reference_s``), ``default`` (no usable reference:
+    ``reason`` says why) or ``fixed`` (set explicitly).
+    """
+
+    limit_s: float
+    source: str
+    reference_s: float | None = None
+    reason: str = ""
+
+
+class Calibrator:
+    """Calibrated time limits, measured once per (machine, task) and stored in ``path``.
+
+    ``floor_s`` (seconds) and ``factor`` (dimensionless) define the limit; ``reference_limit_s``
+    is the generous limit used while measuring a reference solution.
+    Raises :class:`VibecheckError` for non-positive settings.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = DEFAULT_CALIBRATION_PATH,
+        *,
+        floor_s: float = 5.0,
+        factor: float = 4.0,
+        reference_limit_s: float = 300.0,
+    ) -> None:
+        if not (floor_s > 0 and factor > 0 and reference_limit_s > 0):
+            raise VibecheckError(
+                f"calibration: floor_s, factor and reference_limit_s must be > 0, got "
+                f"{floor_s!r}, {factor!r}, {reference_limit_s!r}"
+            )
+        self.path = Path(path)
+        self.floor_s = float(floor_s)
+        self.factor = float(factor)
+        self.reference_limit_s = float(reference_limit_s)
+        self._local = threading.local()
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        self.measurements = 0
+
+    # -- storage ------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
+            return conn
+        folder = self.path.parent
+        if not folder.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            if folder.name == ".vibecheck":
+                with contextlib.suppress(OSError):
+                    (folder / ".gitignore").write_text(
+                        "# created by pytest-vibecheck\n*\n", encoding="utf-8"
+                    )
+        conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout = 60000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(_SCHEMA)
+        self._local.conn = conn
+        self._local.pid = os.getpid()
+        return conn
+
+    def stored(self, problem: Problem) -> tuple[str, float | None, str] | None:
+        """``(status, seconds, message)`` measured earlier on this machine, or None."""
+        try:
+            row = (
+                self._conn()
+                .execute(
+                    "SELECT status, seconds, message FROM reference_times WHERE machine = ? AND task = ?",
+                    (machine_id(), task_key(problem)),
+                )
+                .fetchone()
+            )
+        except sqlite3.Error as exc:
+            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+            return None
+        return None if row is None else (str(row[0]), row[1], str(row[2]))
+
+    def store(self, problem: Problem, status: str, seconds: float | None, message: str) -> None:
+        """Record a reference measurement (overwrites an earlier one)."""
+        try:
+            self._conn().execute(
+                "INSERT OR REPLACE INTO reference_times VALUES (?, ?, ?, ?, ?, ?)",
+                (machine_id(), task_key(problem), status, seconds, message[:500], time.time()),
+            )
+        except sqlite3.Error as exc:
+            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+
+    # -- limits -------------------------------------------------------------
+
+    def limit_from(self, reference_s: float) -> float:
+        """``max(floor_s, factor x reference_s)`` in seconds."""
+        return max(self.floor_s, self.factor * reference_s)
+
+    def calibrate(
+        self,
+        problem: Problem,
+        default_s: float,
+        settings: ExecSettings | None = None,
+        *,
+        run: Callable[[str, Problem, ExecSettings], ExecResult] | None = None,
+    ) -> Calibration:
+        """The time limit for ``problem``, measuring its reference solution if needed.
+
+        Without a reference solution, or when it does not pass, returns ``default_s`` with
+        ``source="default"`` and the reason. Environment errors (a missing library) are not
+        stored, so installing the library later calibrates the task.
+        """
+        if not problem.canonical_solution:
+            return Calibration(default_s, "default", reason="no reference solution")
+        found = self.stored(problem)
+        if found is None:
+            with self._lock_for(task_key(problem)):
+                found = self.stored(problem)
+                if found is None:
+                    found = self._measure(problem, settings, run)
+        status, seconds, message = found
+        if status == "passed" and seconds is not None:
+            return Calibration(self.limit_from(seconds), "calibrated", reference_s=seconds)
+        return Calibration(
+            default_s, "default", reason=f"reference solution {status}: {message}"[:300]
+        )
+
+    def _lock_for(self, key: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def _measure(
+        self,
+        problem: Problem,
+        settings: ExecSettings | None,
+        run: Callable[[str, Problem, ExecSettings], ExecResult] | None,
+    ) -> tuple[str, float | None, str]:
+        from pytest_vibecheck.execute.tests import ExecSettings, run_tests
+
+        base = settings or ExecSettings()
+        ref_settings = base.replace(time_limit_s=self.reference_limit_s, calibrator=None)
+        runner = run or (lambda code, prob, st: run_tests(code, prob, st))
+        assert problem.canonical_solution is not None
+        result = runner(problem.canonical_solution, problem, ref_settings)
+        self.measurements += 1
+        seconds = result.test_time_s if result.test_time_s is not None else result.duration_s
+        found = (result.status, seconds, result.message)
+        if result.status in ("passed", "failed", "timeout"):
+            self.store(problem, *found)
+        return found

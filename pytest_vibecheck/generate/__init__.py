@@ -1,0 +1,1 @@
+"""Generation layer: model backends, the generation cache, protocols and replays."""

@@ -1,0 +1,187 @@
+"""pytest entry point (``pytest11: vibecheck``): hooks only, delegating to the package's modules.
+
+The plugin acts only when a model is given (``--vibe-model``, or ``--vibe`` with models from the
+environment or ``[tool.vibecheck]``); otherwise it collects nothing and ordinary test suites are
+unaffected. See docs/plugin.md.
+
+- settings: :mod:`pytest_vibecheck.plugin.settings` (resolved once into ``config.stash[SETTINGS_KEY]``);
+- collection: :mod:`pytest_vibecheck.plugin.items` (one item per problem x model x protocol x k x sample);
+- running an item: :mod:`pytest_vibecheck.plugin.runitem` (per-process ``Runtime`` in the stash);
+- reports: :mod:`pytest_vibecheck.report` (controller-only ``VibeSummary``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.plugin.items import (
+    MARKER_HELP,
+    VibeItem,
+    make_suite_collector,
+    plan_items,
+    select_problems,
+)
+from pytest_vibecheck.plugin.runitem import RUNTIME_KEY, Runtime, VibeInfraError
+from pytest_vibecheck.plugin.settings import SETTINGS_KEY, add_options, resolve_settings
+from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
+
+_RUN_ID_KEY = "vibecheck_run_id"
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Add pytest-vibecheck's own hooks (:mod:`pytest_vibecheck.hookspecs`)."""
+    from pytest_vibecheck import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``vibecheck`` option group (every ``--vibe-*`` option and ini key)."""
+    add_options(parser)
+
+
+class _XdistHooks:
+    """Hooks that exist only with pytest-xdist: share the run id with the workers."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[_RUN_ID_KEY] = self.run_id
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Resolve the settings; when active, build the per-process runtime (validating every model
+    spec, key and SDK before any item runs) and, on the controller, the summary reporter."""
+    for line in MARKER_HELP:
+        config.addinivalue_line("markers", line)
+    settings = resolve_settings(config)
+    config.stash[SETTINGS_KEY] = settings
+    if not settings.active:
+        return
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput.get(_RUN_ID_KEY) if workerinput is not None else None
+    try:
+        from pytest_vibecheck.suites.store import find_suite
+
+        runtime = Runtime(settings, run_id=run_id)
+    except VibecheckError as exc:
+        raise pytest.UsageError(f"vibecheck: {exc}") from None
+    try:
+        for suite in settings.suites:
+            find_suite(suite)
+    except VibecheckError as exc:
+        runtime.close()
+        raise pytest.UsageError(f"vibecheck: {exc}") from None
+    config.stash[RUNTIME_KEY] = runtime
+    if workerinput is None:
+        summary = VibeSummary(config, settings)
+        config.stash[SUMMARY_KEY] = summary
+        config.pluginmanager.register(summary, "vibecheck-summary")
+        if config.pluginmanager.hasplugin("xdist"):
+            config.pluginmanager.register(_XdistHooks(runtime.run_id), "vibecheck-xdist")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Close the runtime and unregister the reporter."""
+    runtime = config.stash.get(RUNTIME_KEY, None)
+    if runtime is not None:
+        runtime.close()
+        del config.stash[RUNTIME_KEY]
+    summary = config.stash.get(SUMMARY_KEY, None)
+    if summary is not None:
+        del config.stash[SUMMARY_KEY]
+        config.pluginmanager.unregister(summary)
+    xd = config.pluginmanager.get_plugin("vibecheck-xdist")
+    if xd is not None:
+        config.pluginmanager.unregister(xd)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Show the generation cache counts in the progress indicator (``-v``)."""
+    summary = session.config.stash.get(SUMMARY_KEY, None)
+    if summary is not None:
+        summary.install_progress()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    """One header line with the run's models, suites, protocols and cache."""
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None or not settings.active:
+        return None
+    cache = "off" if settings.cache_mode == "off" else f"{settings.cache} ({settings.cache_mode})"
+    here = Path(config.invocation_params.dir)
+    suites = [
+        str(Path(s).relative_to(here)) if Path(s).is_absolute() and Path(s).is_relative_to(here) else s
+        for s in settings.suites
+    ]
+    return [
+        f"vibecheck: models {', '.join(settings.models)}; suites {', '.join(suites)}; "
+        f"protocols {','.join(settings.protocols)}; k {','.join(map(str, settings.ks))}; "
+        f"samples {settings.samples}; generation cache {cache}"
+    ]
+
+
+def _explicit_args(config: pytest.Config) -> bool:
+    source = getattr(config, "args_source", None)
+    return source == pytest.Config.ArgsSource.ARGS
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """Add one collector per suite to the session's collection. Without explicit paths on the
+    command line, the test files (``testpaths``) are not collected in a benchmark run."""
+    report = yield
+    if not isinstance(collector, pytest.Session):
+        return report
+    config = collector.config
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None or not settings.active or report.outcome != "passed":
+        return report
+    from pytest_vibecheck.suites.store import file_sha256, load_suite
+
+    result = list(report.result) if _explicit_args(config) else []
+    for name in settings.suites:
+        try:
+            suite = load_suite(name)
+        except VibecheckError as exc:
+            raise pytest.UsageError(f"vibecheck: --vibe-suite {name}: {exc}") from None
+        manifest = suite.path / "manifest.json"
+        digest = file_sha256(manifest) if manifest.is_file() else None
+        problems = select_problems(suite.problems, settings.tasks, settings.limit)
+        specs = list(plan_items(suite.name, digest, problems, settings))
+        result.append(make_suite_collector(collector, suite.name, specs, settings.samples))
+    report.result = result
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Show an infrastructure error as its one-paragraph cause, without a traceback."""
+    report = yield
+    if (
+        isinstance(item, VibeItem)
+        and call.excinfo is not None
+        and isinstance(call.excinfo.value, VibeInfraError)
+    ):
+        report.longrepr = str(call.excinfo.value)
+    return report
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:
+    """A line with the number of benchmark items."""
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None or not settings.active:
+        return None
+    n = sum(isinstance(i, VibeItem) for i in items)
+    return f"vibecheck: {n} items"
+

@@ -1,0 +1,493 @@
+"""The plugin's settings, resolved once per session into a frozen :class:`VibeSettings`.
+
+Each setting can be given four ways; the first that is set wins:
+
+1. the command line (``--vibe-model gpt-5``);
+2. the environment (``VIBECHECK_MODEL=gpt-5``);
+3. the file: ``[tool.vibecheck]`` in the rootdir's ``pyproject.toml`` (``model = "gpt-5"`` or a
+   list), else the pytest ini key ``vibe_model`` (``[tool.pytest.ini_options]``, ``pytest.ini``,
+   ``tox.ini``, ``setup.cfg``);
+4. the default.
+
+Every value is validated by a ``_validate_<name>(value, where)`` function; a bad value raises
+:class:`pytest.UsageError` whose message names the setting and where the value came from
+(``--vibe-k``, ``environment variable VIBECHECK_K``, ``pyproject.toml [tool.vibecheck] k``, ...).
+
+Activation: the plugin collects items only when a model is given on the command line
+(``--vibe-model``), or when ``--vibe`` is given and models come from the environment or file.
+So a ``[tool.vibecheck] model = ...`` never turns an ordinary ``pytest`` run into a benchmark.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "OPTIONS",
+    "PROTOCOLS",
+    "SETTINGS_KEY",
+    "OptionSpec",
+    "VibeSettings",
+    "add_options",
+    "resolve_settings",
+]
+
+PROTOCOLS: tuple[str, ...] = ("baseline", "single", "multi")
+CACHE_MODES: tuple[str, ...] = ("use", "refresh", "only", "off")
+EXTRACT_MODES: tuple[str, ...] = ("first", "best")
+#: Sub-tables of ``[tool.vibecheck]`` owned by other parts (the CI gate); not settings here.
+SUBTABLES: frozenset[str] = frozenset({"gate"})
+
+
+@dataclass(frozen=True)
+class VibeSettings:
+    """Every ``--vibe-*`` setting after resolution and validation.
+
+    ``sources`` maps each setting name to where its value came from (``"--vibe-k"``,
+    ``"environment variable VIBECHECK_K"``, ``"pyproject.toml [tool.vibecheck] k"``,
+    ``"ini vibe_k"``, ``"default"``). Paths are absolute (relative ones are resolved against
+    the rootdir). ``temperature`` is the sampling temperature (>= 0), ``max_tokens`` the output
+    token limit per reply, ``concurrency`` the maximum concurrent generation requests per
+    process.
+    """
+
+    models: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ("bigvibebench-lite",)
+    protocols: tuple[str, ...] = PROTOCOLS
+    ks: tuple[int, ...] = (5,)
+    tasks: tuple[str, ...] = ()
+    limit: int | None = None
+    samples: int = 1
+    cache: Path | None = None
+    cache_mode: str = "use"
+    temperature: float = 0.0
+    max_tokens: int = 4096
+    concurrency: int = 4
+    base_url: str | None = None
+    api_key_env: str | None = None
+    extract: str = "first"
+    report: Path | None = None
+    junitxml: Path | None = None
+    active: bool = False
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Builtins only, for the report's ``run.settings`` (no secrets: the base URL loses
+        its user/password part)."""
+        from pytest_vibecheck.generate.backends.base import redact_url
+
+        return {
+            "models": list(self.models),
+            "suites": list(self.suites),
+            "protocols": list(self.protocols),
+            "ks": list(self.ks),
+            "tasks": list(self.tasks),
+            "limit": self.limit,
+            "samples": self.samples,
+            "cache": str(self.cache) if self.cache else None,
+            "cache_mode": self.cache_mode,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "concurrency": self.concurrency,
+            "base_url": redact_url(self.base_url),
+            "api_key_env": self.api_key_env,
+            "extract": self.extract,
+            "report": str(self.report) if self.report else None,
+            "junitxml": str(self.junitxml) if self.junitxml else None,
+        }
+
+
+#: Stash key of the session's settings (set in ``pytest_configure`` on controller and workers).
+SETTINGS_KEY = pytest.StashKey[VibeSettings]()
+
+
+# ---------------------------------------------------------------- validators
+# Each takes the raw value (a str from the command line / environment / ini, or a TOML value)
+# and ``where`` (for the message), and returns the typed value.
+
+
+def _fail(where: str, value: object, expected: str) -> pytest.UsageError:
+    return pytest.UsageError(f"vibecheck: {where}: {value!r} is not valid; expected {expected}")
+
+
+def _as_list(value: object, where: str) -> list[str]:
+    """A list of non-empty strings from a comma-separated string or a list of strings."""
+    if isinstance(value, str):
+        parts = value.split(",")
+    elif isinstance(value, (list, tuple)):
+        parts = []
+        for v in value:
+            if not isinstance(v, str):
+                raise _fail(where, value, "a string or a list of strings")
+            parts.extend(v.split(","))
+    else:
+        raise _fail(where, value, "a string or a list of strings")
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _as_int(value: object, where: str, *, minimum: int, name: str) -> int:
+    if isinstance(value, bool):
+        raise _fail(where, value, f"an integer >= {minimum} ({name})")
+    if isinstance(value, int):
+        n = value
+    elif isinstance(value, str):
+        try:
+            n = int(value.strip())
+        except ValueError:
+            raise _fail(where, value, f"an integer >= {minimum} ({name})") from None
+    else:
+        raise _fail(where, value, f"an integer >= {minimum} ({name})")
+    if n < minimum:
+        raise _fail(where, value, f"an integer >= {minimum} ({name})")
+    return n
+
+
+def _validate_models(value: object, where: str) -> tuple[str, ...]:
+    models = _as_list(value, where)
+    if not models:
+        raise _fail(where, value, "at least one model spec such as openai:gpt-5, replay:NAME or reference")
+    seen: list[str] = []
+    for m in models:
+        if any(ch.isspace() for ch in m) or "[" in m or "]" in m or "::" in m:
+            raise _fail(where, m, "a model spec without spaces, brackets or '::' (e.g. openai:gpt-5)")
+        if m not in seen:
+            seen.append(m)
+    return tuple(seen)
+
+
+def _validate_suites(value: object, where: str) -> tuple[str, ...]:
+    suites = _as_list(value, where)
+    if not suites:
+        raise _fail(where, value, "a suite name (e.g. bigvibebench-lite) or a suite folder")
+    return tuple(dict.fromkeys(suites))
+
+
+def _validate_protocols(value: object, where: str) -> tuple[str, ...]:
+    protocols = _as_list(value, where)
+    for p in protocols:
+        if p not in PROTOCOLS:
+            import difflib
+
+            close = difflib.get_close_matches(p, PROTOCOLS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise _fail(where, p, f"a comma-separated list of {', '.join(PROTOCOLS)}{hint}")
+    if not protocols:
+        raise _fail(where, value, f"a comma-separated list of {', '.join(PROTOCOLS)}")
+    return tuple(p for p in PROTOCOLS if p in protocols)
+
+
+def _validate_ks(value: object, where: str) -> tuple[int, ...]:
+    items: list[object]
+    if isinstance(value, int) and not isinstance(value, bool):
+        items = [value]
+    elif isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        items = list(value)
+    else:
+        items = list(_as_list(value, where))
+    ks = sorted({_as_int(v, where, minimum=1, name="instructions per task, e.g. 1,3,5") for v in items})
+    if not ks:
+        raise _fail(where, value, "a comma-separated list of integers >= 1, e.g. 1,3,5")
+    return tuple(ks)
+
+
+def _validate_tasks(value: object, where: str) -> tuple[str, ...]:
+    return tuple(_as_list(value, where))
+
+
+def _validate_limit(value: object, where: str) -> int:
+    return _as_int(value, where, minimum=1, name="problems per suite")
+
+
+def _validate_samples(value: object, where: str) -> int:
+    return _as_int(value, where, minimum=1, name="samples per item")
+
+
+def _validate_path(value: object, where: str) -> Path:
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise _fail(where, value, "a file path")
+    return Path(str(value).strip()).expanduser()
+
+
+def _validate_cache_mode(value: object, where: str) -> str:
+    if not isinstance(value, str) or value.strip() not in CACHE_MODES:
+        raise _fail(where, value, f"one of {', '.join(CACHE_MODES)}")
+    return value.strip()
+
+
+def _validate_temperature(value: object, where: str) -> float:
+    if isinstance(value, bool):
+        raise _fail(where, value, "a number >= 0")
+    try:
+        t = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise _fail(where, value, "a number >= 0") from None
+    if not math.isfinite(t) or t < 0:
+        raise _fail(where, value, "a number >= 0")
+    return t
+
+
+def _validate_max_tokens(value: object, where: str) -> int:
+    return _as_int(value, where, minimum=1, name="output tokens per reply")
+
+
+def _validate_concurrency(value: object, where: str) -> int:
+    return _as_int(value, where, minimum=1, name="concurrent generation requests per process")
+
+
+def _validate_base_url(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip().startswith(("http://", "https://")):
+        raise _fail(where, value, "an http:// or https:// URL")
+    return value.strip()
+
+
+def _validate_api_key_env(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip().replace("_", "A").isalnum():
+        raise _fail(where, value, "the name of an environment variable, e.g. MY_OPENAI_KEY")
+    return value.strip()
+
+
+def _validate_extract(value: object, where: str) -> str:
+    if not isinstance(value, str) or value.strip() not in EXTRACT_MODES:
+        raise _fail(where, value, f"one of {', '.join(EXTRACT_MODES)}")
+    return value.strip()
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One setting: its name (the ``VibeSettings`` field and the ``[tool.vibecheck]`` key),
+    the command-line flag, the environment variable, the ini key, the help text (shared by
+    option and ini key), how many values the command line takes, and the validator."""
+
+    name: str
+    flag: str
+    metavar: str
+    help: str
+    validate: Callable[[object, str], Any]
+    repeatable: bool = False
+    toml_keys: tuple[str, ...] = ()
+
+    @property
+    def env(self) -> str:
+        return "VIBECHECK_" + self.flag.removeprefix("--vibe-").replace("-", "_").upper()
+
+    @property
+    def ini(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    @property
+    def dest(self) -> str:
+        return self.ini
+
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("models", "--vibe-model", "SPEC",
+               "model to evaluate: openai:MODEL, anthropic:MODEL, replay:NAME|PATH, reference "
+               "(repeatable or comma-separated); giving it turns the benchmark on",
+               _validate_models, repeatable=True, toml_keys=("model", "models")),
+    OptionSpec("suites", "--vibe-suite", "NAME|PATH",
+               "suite to run: a shipped name (bigvibebench, bigvibebench-hard, livevibebench, "
+               "bigvibebench-lite) or a suite folder (repeatable; default bigvibebench-lite)",
+               _validate_suites, repeatable=True, toml_keys=("suite", "suites")),
+    OptionSpec("protocols", "--vibe-protocol", "LIST",
+               "protocols, comma-separated: baseline,single,multi (default all three)",
+               _validate_protocols, toml_keys=("protocol", "protocols")),
+    OptionSpec("ks", "--vibe-k", "LIST",
+               "numbers of instructions for single- and multi-turn, e.g. 1,3,5 (default 5)",
+               _validate_ks, toml_keys=("k",)),
+    OptionSpec("tasks", "--vibe-tasks", "GLOB",
+               "only problems whose task id matches one of these globs (comma-separated), "
+               "e.g. 'BigCodeBench/1*'", _validate_tasks, toml_keys=("tasks",)),
+    OptionSpec("limit", "--vibe-limit", "N",
+               "only the first N problems of each suite (after --vibe-tasks)",
+               _validate_limit, toml_keys=("limit",)),
+    OptionSpec("samples", "--vibe-samples", "N",
+               "samples per (problem, model, protocol, k) for pass@k (default 1)",
+               _validate_samples, toml_keys=("samples",)),
+    OptionSpec("cache", "--vibe-cache", "PATH",
+               "generation cache file (SQLite; default .vibecheck/cache.sqlite under the rootdir)",
+               _validate_path, toml_keys=("cache",)),
+    OptionSpec("cache_mode", "--vibe-cache-mode", "MODE",
+               "generation cache mode: use (default), refresh, only (a miss is an error), off",
+               _validate_cache_mode, toml_keys=("cache_mode", "cache-mode")),
+    OptionSpec("temperature", "--vibe-temperature", "T",
+               "sampling temperature (default 0)", _validate_temperature,
+               toml_keys=("temperature",)),
+    OptionSpec("max_tokens", "--vibe-max-tokens", "N",
+               "maximum output tokens per reply (default 4096)", _validate_max_tokens,
+               toml_keys=("max_tokens", "max-tokens")),
+    OptionSpec("concurrency", "--vibe-concurrency", "N",
+               "maximum concurrent generation requests per process (default 4)",
+               _validate_concurrency, toml_keys=("concurrency",)),
+    OptionSpec("base_url", "--vibe-base-url", "URL",
+               "base URL of an OpenAI-compatible server (vLLM, Ollama, OpenRouter, llama.cpp)",
+               _validate_base_url, toml_keys=("base_url", "base-url")),
+    OptionSpec("api_key_env", "--vibe-api-key-env", "NAME",
+               "environment variable holding the API key (default OPENAI_API_KEY / "
+               "ANTHROPIC_API_KEY); the key itself is never a setting",
+               _validate_api_key_env, toml_keys=("api_key_env", "api-key-env")),
+    OptionSpec("extract", "--vibe-extract", "MODE",
+               "code extraction: first (the paper's: first fenced block) or best "
+               "(the block defining the entry point)", _validate_extract,
+               toml_keys=("extract",)),
+    OptionSpec("report", "--vibe-report", "PATH",
+               "write the JSON report here (schema: docs/report-schema.md)", _validate_path,
+               toml_keys=("report",)),
+    OptionSpec("junitxml", "--vibe-junitxml", "PATH",
+               "write a JUnit XML file with the metrics as test-suite properties",
+               _validate_path, toml_keys=("junitxml",)),
+)
+
+_DEFAULTS = VibeSettings()
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every ``--vibe-*`` option and its ini key in the ``vibecheck`` group."""
+    group = parser.getgroup("vibecheck", "VeriCode / Vibe Checker evaluation")
+    group.addoption(
+        "--vibe",
+        action="store_true",
+        dest="vibe",
+        default=False,
+        help="run the benchmark with the models configured in the environment "
+        "(VIBECHECK_MODEL) or [tool.vibecheck] (implied by --vibe-model)",
+    )
+    for spec in OPTIONS:
+        group.addoption(
+            spec.flag,
+            action="append" if spec.repeatable else "store",
+            dest=spec.dest,
+            default=None,
+            metavar=spec.metavar,
+            help=spec.help,
+        )
+        parser.addini(spec.ini, spec.help, type="string", default="")
+
+
+def _read_pyproject(config: pytest.Config) -> tuple[dict[str, Any], str]:
+    """The ``[tool.vibecheck]`` table and the file's name for messages ({} if absent)."""
+    candidates = []
+    inipath = getattr(config, "inipath", None)
+    if inipath is not None and Path(inipath).name == "pyproject.toml":
+        candidates.append(Path(inipath))
+    candidates.append(Path(config.rootpath) / "pyproject.toml")
+    for path in candidates:
+        if not path.is_file():
+            continue
+        try:
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise pytest.UsageError(f"vibecheck: cannot read {path}: {exc}") from None
+        table = data.get("tool", {}).get("vibecheck", {})
+        if not isinstance(table, dict):
+            raise pytest.UsageError(f"vibecheck: {path}: [tool.vibecheck] must be a table")
+        return table, str(path)
+    return {}, "pyproject.toml"
+
+
+def _check_unknown_keys(table: Mapping[str, Any], filename: str) -> None:
+    import difflib
+
+    known = {k for spec in OPTIONS for k in spec.toml_keys}
+    for key in table:
+        if key in known or key in SUBTABLES:
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise pytest.UsageError(
+            f"vibecheck: {filename} [tool.vibecheck]: unknown key {key!r}{hint} "
+            f"(known keys: {', '.join(sorted(known))})"
+        )
+
+
+def resolve_settings(
+    config: pytest.Config, environ: Mapping[str, str] | None = None
+) -> VibeSettings:
+    """Resolve every setting once: command line > environment > file > default.
+
+    Raises :class:`pytest.UsageError` naming the setting and the source of a bad value.
+    """
+    env = os.environ if environ is None else environ
+    table, filename = _read_pyproject(config)
+    _check_unknown_keys(table, filename)
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for spec in OPTIONS:
+        raw: object = None
+        where = ""
+        cli = config.getoption(spec.dest, default=None)
+        if cli not in (None, [], ""):
+            raw = cli if not spec.repeatable else list(cli)
+            where = spec.flag
+        elif env.get(spec.env, "").strip():
+            raw, where = env[spec.env], f"environment variable {spec.env}"
+        else:
+            for key in spec.toml_keys:
+                if key in table:
+                    raw, where = table[key], f"{Path(filename).name} [tool.vibecheck] {key}"
+                    break
+            if not where:
+                ini = config.getini(spec.ini)
+                if isinstance(ini, str) and ini.strip():
+                    raw, where = ini, f"ini option {spec.ini}"
+        if not where:
+            sources[spec.name] = "default"
+            continue
+        values[spec.name] = spec.validate(raw, where)
+        sources[spec.name] = where
+
+    models_from_cli = sources.get("models") == "--vibe-model"
+    active = bool(values.get("models")) and (models_from_cli or bool(config.getoption("vibe", False)))
+    if config.getoption("vibe", False) and not values.get("models"):
+        raise pytest.UsageError(
+            "vibecheck: --vibe needs at least one model: give --vibe-model SPEC, set "
+            "VIBECHECK_MODEL, or set model in [tool.vibecheck] of pyproject.toml"
+        )
+    root = Path(config.rootpath)
+    invocation = Path(config.invocation_params.dir)
+
+    def base(name: str) -> Path:
+        # relative paths: to the invocation folder when given on the command line or in the
+        # environment (as pytest's --junitxml), to the rootdir when read from a file
+        src = sources.get(name, "default")
+        return invocation if src.startswith(("--", "environment")) else root
+
+    for name in ("cache", "report", "junitxml"):
+        p = values.get(name)
+        if isinstance(p, Path) and not p.is_absolute():
+            values[name] = base(name) / p
+    if "suites" in values:
+        values["suites"] = tuple(
+            str(base("suites") / s) if not Path(s).is_absolute() and (base("suites") / s).is_dir() else s
+            for s in values["suites"]
+        )
+    if "cache" not in values:
+        values["cache"] = root / ".vibecheck" / "cache.sqlite"
+    if not active:
+        values.pop("models", None)
+    return VibeSettings(active=active, sources=sources, **values)
+
+
+def describe_sources(settings: VibeSettings, names: Sequence[str] | None = None) -> str:
+    """One line per non-default setting: ``name = value (source)``, for ``-v`` headers."""
+    lines = []
+    for spec in OPTIONS:
+        if names is not None and spec.name not in names:
+            continue
+        src = settings.sources.get(spec.name, "default")
+        if src != "default":
+            lines.append(f"{spec.name} = {getattr(settings, spec.name)!r} ({src})")
+    return "\n".join(lines)

@@ -1,0 +1,169 @@
+"""The JSON report: build, write (atomically), load and validate (docs/report-schema.md).
+
+The schema is ``schema.json`` beside this module (JSON Schema draft 2020-12). Validation uses
+:mod:`jsonschema` when it is installed (the ``dev`` extra); without it, :func:`load_report`
+checks only the identifying fields.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pytest_vibecheck import __version__
+from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.report.aggregate import aggregate, generation_totals
+
+__all__ = [
+    "SCHEMA_ID",
+    "SCHEMA_VERSION",
+    "ReportError",
+    "build_report",
+    "load_report",
+    "report_schema",
+    "suites_of",
+    "validate_report",
+    "write_report",
+]
+
+SCHEMA_ID = "pytest-vibecheck-report"
+#: Version of the report format; see docs/report-schema.md for what changes it.
+SCHEMA_VERSION = 1
+
+
+class ReportError(VibecheckError):
+    """A report file is missing, not JSON, or does not match the schema."""
+
+
+@cache
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema of a report (``schema.json``)."""
+    path = Path(__file__).with_name("schema.json")
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def suites_of(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``suites[]`` of a report from its items: name, manifest sha256, problems run."""
+    tasks: dict[str, set[str]] = {}
+    hashes: dict[str, str | None] = {}
+    for it in items:
+        name = str(it["suite"])
+        tasks.setdefault(name, set()).add(str(it["task_id"]))
+        hashes.setdefault(name, it.get("suite_sha256"))
+    return [
+        {"name": n, "manifest_sha256": hashes[n], "problems": len(tasks[n])} for n in sorted(tasks)
+    ]
+
+
+def build_report(
+    items: Iterable[Mapping[str, Any]],
+    *,
+    settings: Mapping[str, Any],
+    workers: int = 0,
+    duration_s: float = 0.0,
+    exitstatus: int = 0,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The report dict (docs/report-schema.md) for ``items`` (report items: the records
+    with ``nodeid``, ``outcome`` and ``duration_s``). ``extra`` adds optional top-level fields
+    (e.g. ``shard``)."""
+    import pytest
+
+    its = sorted((dict(i) for i in items), key=lambda i: str(i.get("nodeid", "")))
+    ruff = next((i.get("ruff_version") for i in its if i.get("ruff_version")), None)
+    report: dict[str, Any] = {
+        "schema": SCHEMA_ID,
+        "schema_version": SCHEMA_VERSION,
+        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "run": {
+            "plugin_version": __version__,
+            "python_version": platform.python_version(),
+            "pytest_version": pytest.__version__,
+            "ruff_version": ruff,
+            "platform": platform.platform(),
+            "settings": dict(settings),
+            "workers": int(workers),
+            "duration_s": float(duration_s),
+            "exitstatus": int(exitstatus),
+        },
+        "suites": suites_of(its),
+        "items": its,
+        "aggregates": aggregate(its),
+        "generation": generation_totals(its),
+    }
+    if extra:
+        for key, value in extra.items():
+            report.setdefault(key, value)
+    return report
+
+
+def write_report(path: str | os.PathLike[str], report: Mapping[str, Any]) -> Path:
+    """Write ``report`` as indented JSON to ``path`` atomically (temp file + rename);
+    creates parent folders. Returns the path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            # compact, in one go: json.dumps uses the C encoder (json.dump with a file, or any
+            # indent, uses the pure-Python one: seconds for a large run)
+            fh.write(json.dumps(report, separators=(",", ":"), ensure_ascii=False))
+            fh.write("\n")
+        Path(tmp).replace(out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out
+
+
+def validate_report(report: Any, *, source: str = "report") -> None:
+    """Check ``report`` against ``schema.json``; raises :class:`ReportError` naming the first
+    invalid field. Without :mod:`jsonschema`, only ``schema`` and ``schema_version`` are
+    checked."""
+    if not isinstance(report, dict) or report.get("schema") != SCHEMA_ID:
+        raise ReportError(f"{source}: not a pytest-vibecheck report (no \"schema\": \"{SCHEMA_ID}\")")
+    version = report.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ReportError(
+            f"{source}: report schema version {version!r}; this pytest-vibecheck "
+            f"({__version__}) reads version {SCHEMA_VERSION}"
+        )
+    try:
+        import jsonschema
+    except ImportError:  # pragma: no cover - the dev extra has it
+        return
+    validator = jsonschema.Draft202012Validator(report_schema())
+    errors = sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise ReportError(f"{source}: field {where}: {err.message}{more}")
+
+
+def load_report(path: str | os.PathLike[str], *, validate: bool = True) -> dict[str, Any]:
+    """Read a JSON report; raises :class:`ReportError` if it is missing, not JSON, or (with
+    ``validate``) does not match the schema."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"{p}: cannot read the report: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{p}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    if validate:
+        validate_report(data, source=str(p))
+    elif not isinstance(data, dict):
+        raise ReportError(f"{p}: a report is a JSON object")
+    return data  # type: ignore[no-any-return]
+

@@ -1,0 +1,175 @@
+"""The controller-only reporter: collects item results from pytest reports, writes the reports.
+
+One :class:`VibeSummary` is registered per session on the controller (never on an xdist worker)
+and kept in ``config.stash[SUMMARY_KEY]``. Its hook methods receive the same
+``pytest_runtest_logreport`` calls with or without ``-n``, so the aggregates are identical. Other
+plugins (the CI gate) read ``summary.aggregates()`` at ``pytest_sessionfinish`` and may add
+optional top-level report fields through ``summary.extra`` (e.g. ``{"shard": {...}}``) or the
+``pytest_vibecheck_report`` hook.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_vibecheck.report.aggregate import aggregate, generation_totals
+from pytest_vibecheck.report.json_report import build_report, write_report
+from pytest_vibecheck.report.junit import write_junit
+from pytest_vibecheck.report.terminal import render_summary
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.plugin.settings import VibeSettings
+
+__all__ = ["SUMMARY_KEY", "VibeSummary"]
+
+
+#: The line pytest-xdist puts before a worker's failure text.
+_XDIST_HEADER = re.compile(r"\A\[gw\d+\] [^\n]*\n")
+
+
+def _record_of(report: pytest.TestReport) -> Mapping[str, Any] | None:
+    for name, value in report.user_properties:
+        if name == "vibecheck" and isinstance(value, Mapping):
+            return value
+    return None
+
+
+class VibeSummary:
+    """Aggregates the run on the controller and writes the terminal summary, JSON and JUnit."""
+
+    def __init__(self, config: pytest.Config, settings: VibeSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.started = time.time()
+        self._items: dict[str, dict[str, Any]] = {}
+        self._aggregates: list[dict[str, Any]] | None = None
+        #: optional top-level fields added to the JSON report (e.g. ``shard``)
+        self.extra: dict[str, Any] = {}
+        self.report: dict[str, Any] | None = None
+        self.written: list[tuple[str, Path]] = []
+        #: progress counters: generations requested and served from the cache so far
+        self.requested = 0
+        self.cached = 0
+
+    # ------------------------------------------------------------ collecting
+
+    @pytest.hookimpl(tryfirst=True)  # before the terminal reporter writes the progress
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = _record_of(report)
+        if record is None:
+            return
+        item = self._items.get(report.nodeid)
+        if item is None:
+            item = self._items[report.nodeid] = {"outcome": None, "duration_s": 0.0, "failure": None}
+        outcome, prev_error = item["outcome"], item.get("error")
+        item.update(record)
+        item["nodeid"] = report.nodeid
+        item["outcome"] = outcome
+        item["duration_s"] = float(item["duration_s"]) + float(report.duration)
+        if report.when == "setup":
+            if report.failed:
+                item["outcome"] = "error"
+            elif report.skipped:
+                item["outcome"] = "skipped"
+        elif report.when == "call":
+            item["outcome"] = "passed" if report.passed else ("skipped" if report.skipped else "failed")
+        elif report.when == "teardown" and (report.failed or item["outcome"] is None):
+            item["outcome"] = "error"
+        if outcome is None and item["outcome"] is not None:  # decided now: count once
+            for turn in item.get("turns") or []:
+                gen = turn.get("generation") or {}
+                self.requested += 1
+                self.cached += bool(gen.get("cached"))
+        if report.failed and report.longrepr is not None and not item.get("failure"):
+            item["failure"] = _XDIST_HEADER.sub("", report.longreprtext, count=1)
+        if item["outcome"] != "error":
+            item["error"] = None
+        elif not item.get("error"):
+            item["error"] = prev_error or {
+                "kind": "internal_error",
+                "message": (report.longreprtext or "error")[-2000:],
+            }
+        self._aggregates = None
+
+    def items(self) -> list[dict[str, Any]]:
+        """The report items collected so far (finished items only), sorted by node id."""
+        return [dict(v) for _, v in sorted(self._items.items()) if v.get("outcome")]
+
+    def aggregates(self) -> list[dict[str, Any]]:
+        """The ``aggregates`` rows (docs/report-schema.md) of the items so far."""
+        if self._aggregates is None:
+            self._aggregates = aggregate(self.items())
+        return self._aggregates
+
+    # ------------------------------------------------------------ writing
+
+    def build(self, exitstatus: int) -> dict[str, Any]:
+        """The JSON report dict of the run; also kept in :attr:`report`."""
+        workers = getattr(self.config.option, "numprocesses", None) or 0
+        if not isinstance(workers, int):
+            workers = 0
+        report = build_report(
+            self.items(),
+            settings=self.settings.to_dict(),
+            workers=workers,
+            duration_s=time.time() - self.started,
+            exitstatus=exitstatus,
+            extra=self.extra,
+        )
+        self.config.hook.pytest_vibecheck_report(config=self.config, report=report)
+        self.report = report
+        return report
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        report = self.build(int(session.exitstatus))
+        if self.settings.report is not None:
+            self.written.append(("JSON report", write_report(self.settings.report, report)))
+        if self.settings.junitxml is not None:
+            self.written.append(("JUnit XML", write_junit(self.settings.junitxml, report)))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        report = self.report or {
+            "aggregates": self.aggregates(),
+            "generation": generation_totals(self.items()),
+        }
+        terminalreporter.write_sep("=", "vibecheck summary")
+        for line in render_summary(report, verbosity=self.config.get_verbosity()):
+            terminalreporter.write_line(line)
+        for what, path in self.written:
+            terminalreporter.write_line(f"{what}: {path}")
+
+    # ------------------------------------------------------------ progress
+
+    def progress_suffix(self) -> str:
+        """`` gen C/R cached`` for the progress indicator (verbose mode), or ``""``."""
+        if not self.requested:
+            return ""
+        return f" gen {self.cached}/{self.requested} cached"
+
+    def install_progress(self) -> None:
+        """In verbose mode (``-v``), append the generation cache counts to pytest's progress
+        indicator (``[ 45%] gen 120/130 cached``). In the default mode the counts are in the
+        summary only, because pytest's line wrapping assumes a fixed-width indicator."""
+        if self.config.get_verbosity() < 1:
+            return
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        original = getattr(tr, "_get_progress_information_message", None)
+        if tr is None or original is None:
+            return
+
+        def message() -> str:
+            return str(original()) + self.progress_suffix()
+
+        tr._get_progress_information_message = message
+
+
+#: Stash key of the controller's :class:`VibeSummary` (absent on xdist workers and when the
+#: plugin is inactive).
+SUMMARY_KEY = pytest.StashKey[VibeSummary]()

@@ -1,0 +1,1 @@
+"""Suites layer: problem records, suite files, benchmark loaders, augmentation and selectors."""

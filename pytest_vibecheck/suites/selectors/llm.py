@@ -1,0 +1,342 @@
+"""LLM selectors (``anthropic:MODEL``, ``openai:MODEL``): the paper's procedure (§3.1).
+
+One request per task: the query and the task's permuted instruction list; the model scans
+the list once, keeps relevant, non-conflicting instructions up to k, and proposes
+parameters. The reply is parsed and validated by :func:`~pytest_vibecheck.suites.augment.augment_problem`
+(ids not in the taxonomy dropped, invalid parameters reset to the default, conflicts
+re-checked), so a sloppy reply never produces an invalid task.
+
+Replies are cached in SQLite keyed by sha256 of (provider, model, system prompt, prompt,
+sampling settings), so a re-run costs nothing. Only parseable replies are cached. API keys
+come from the environment through the SDKs and are never written to the cache, the
+provenance or an error message. The SDKs are imported lazily; a missing SDK raises
+:class:`SelectorError` telling which extra to install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.suites.selectors.base import Judgement, SelectorError, TaskJudgements
+from pytest_vibecheck.verify.instructions import Instruction
+from pytest_vibecheck.verify.params import render_prompt
+
+#: Bump when the prompt changes (it is part of the cache key and the provenance).
+PROMPT_VERSION = "llm-prompt-1"
+
+DEFAULT_CACHE = Path(".vibecheck") / "selector-cache.sqlite"
+
+_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+SYSTEM_PROMPT = (
+    "You are an expert code analysis assistant. You decide which coding instructions are "
+    "relevant to a user's coding query and do not conflict with instructions already chosen. "
+    "Be precise and analytical; answer with the requested JSON only."
+)
+
+
+def build_prompt(problem: Problem, order: Sequence[Instruction], k: int) -> str:
+    """The user prompt for one task: the query, the permuted list, the rules, the format."""
+    lines = [
+        "We add verifiable coding instructions to real-world coding queries, to simulate "
+        "realistic requests with non-functional requirements.",
+        "",
+        "USER QUERY:",
+        problem.prompt.strip(),
+        "",
+        "CANDIDATE INSTRUCTIONS, in the order to consider them:",
+    ]
+    for n, inst in enumerate(order, start=1):
+        lines.append(f"{n}. id: {inst.id} | category: {inst.category_name}")
+        lines.append(f"   instruction: {render_prompt(inst, None)}")
+        for name, spec in inst.params.items():
+            desc = f"{spec.type}, default {spec.default!r}, valid {spec.describe()}"
+            if spec.recommended:
+                desc += f", recommended {spec.recommended[0]}-{spec.recommended[1]}"
+            lines.append(f"   parameter {name}: {desc}")
+        if inst.conflicts:
+            lines.append(f"   conflicts with: {', '.join(sorted(inst.conflicts))}")
+    lines += [
+        "",
+        "Scan the list once, in order. Keep an instruction when (1) it is RELEVANT: it would add "
+        "a meaningful constraint that requires code or response modifications for this query, "
+        "and (2) it does not CONFLICT with an instruction already kept. Stop when "
+        f"{k} instructions are kept. Be conservative: keep an instruction only if it would "
+        "meaningfully change the code or the reply for this query.",
+        "Parameters: use the default; only if the default is not possible for this query, choose "
+        "a value in the recommended range. The docstring convention is chosen for you.",
+        "",
+        "Reply with exactly one JSON code block:",
+        "```json",
+        '{"selected": [{"id": "<id>", "params": {}, "reason": "<why relevant>"}],',
+        ' "rejected": [{"id": "<id>", "reason": "<why not relevant or conflicting>"}]}',
+        "```",
+        "List the kept instructions in the order you kept them.",
+    ]
+    return "\n".join(lines)
+
+
+def cache_key(provider: str, model: str, system: str, prompt: str, settings: dict[str, Any]) -> str:
+    """sha256 of everything that changes the reply (never the API key)."""
+    blob = json.dumps(
+        {
+            "v": PROMPT_VERSION,
+            "provider": provider,
+            "model": model,
+            "system": system,
+            "prompt": prompt,
+            "settings": settings,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ReplyCache:
+    """A small SQLite cache of selector replies (WAL mode; safe for threads and processes)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, provider TEXT, model TEXT, reply TEXT)"
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        return db
+
+    def get(self, key: str) -> str | None:
+        """The cached reply for ``key``, or ``None``."""
+        with self._lock, self._connect() as db:
+            row = db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def put(self, key: str, provider: str, model: str, reply: str) -> None:
+        """Store a reply (replacing any previous one)."""
+        with self._lock, self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)", (key, provider, model, reply)
+            )
+
+    def __len__(self) -> int:
+        with self._lock, self._connect() as db:
+            return int(db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
+
+
+def parse_reply(reply: str) -> dict[str, Any]:
+    """Parse a selector reply into ``{"selected": [...], "rejected": [...]}``.
+
+    Accepts a fenced JSON block, a bare JSON object, or a bare list (taken as ``selected``).
+    Raises :class:`SelectorError` when no JSON object with a ``selected`` list is found.
+    """
+    candidates = [m.group(1) for m in _FENCE.finditer(reply)]
+    stripped = reply.strip()
+    candidates.append(stripped)
+    if "{" in stripped:
+        candidates.append(stripped[stripped.index("{") : stripped.rindex("}") + 1])
+    for text in candidates:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(doc, list):
+            doc = {"selected": doc}
+        if isinstance(doc, dict) and isinstance(doc.get("selected"), list):
+            rejected = doc.get("rejected", [])
+            return {
+                "selected": doc["selected"],
+                "rejected": rejected if isinstance(rejected, list) else [],
+            }
+    preview = stripped[:80].replace("\n", " ")
+    raise SelectorError(
+        f"unparseable selector reply (no JSON object with a 'selected' list): {preview!r}"
+    )
+
+
+class LLMSelector:
+    """The paper's LLM-judged selection through the official anthropic / openai SDKs."""
+
+    def __init__(
+        self,
+        provider: str,
+        model: str,
+        *,
+        cache_path: str | Path | None = None,
+        client: object | None = None,
+        temperature: float | str | None = "default",
+        max_tokens: int = 4096,
+    ) -> None:
+        if provider not in _KEY_ENV:
+            raise SelectorError(f"unknown LLM provider {provider!r}; use anthropic or openai")
+        self.provider = provider
+        self.model = model
+        self.name = f"{provider}:{model}"
+        self.version = PROMPT_VERSION
+        if temperature == "default":
+            # OpenAI chat completions take temperature 0 (greedy, as in the paper); current
+            # Anthropic SDKs no longer accept a temperature argument, so none is sent.
+            temperature = 0.0 if provider == "openai" else None
+        if temperature is not None and not isinstance(temperature, (int, float)):
+            raise SelectorError(f"temperature must be a number or None, got {temperature!r}")
+        self.temperature: float | None = None if temperature is None else float(temperature)
+        self.max_tokens = max_tokens
+        self.cache = ReplyCache(cache_path if cache_path is not None else DEFAULT_CACHE)
+        self._client = client
+        self.calls = 0
+        self.cache_hits = 0
+
+    # -------------------------------------------------------------- SDK calls
+
+    def _get_client(self) -> Any:
+        if self._client is not None:
+            return self._client
+        env = _KEY_ENV[self.provider]
+        if not os.environ.get(env):
+            raise SelectorError(
+                f"{self.name}: set the {env} environment variable (the key is read from the environment only)"
+            )
+        try:
+            if self.provider == "anthropic":
+                import anthropic
+
+                self._client = anthropic.Anthropic(max_retries=3)
+            else:
+                import openai
+
+                self._client = openai.OpenAI(max_retries=3)
+        except ImportError:
+            raise SelectorError(
+                f"the {self.provider} SDK is not installed: pip install 'pytest-vibecheck[{self.provider}]'"
+            ) from None
+        return self._client
+
+    def _settings(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+    def complete(self, system: str, prompt: str) -> str:
+        """One model call; SDK errors become :class:`SelectorError` (an infrastructure failure)."""
+        client = self._get_client()
+        try:
+            if self.provider == "anthropic":
+                kwargs: dict[str, Any] = {
+                    "model": self.model,
+                    "max_tokens": self.max_tokens,
+                    "system": system,
+                    "messages": [{"role": "user", "content": prompt}],
+                }
+                if self.temperature is not None:
+                    kwargs["extra_body"] = {"temperature": self.temperature}
+                resp = client.messages.create(**kwargs)
+                return "".join(
+                    getattr(b, "text", "")
+                    for b in resp.content
+                    if getattr(b, "type", "text") == "text"
+                )
+            kwargs = {
+                "model": self.model,
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": prompt},
+                ],
+            }
+            if self.temperature is not None:
+                kwargs["temperature"] = self.temperature
+            resp = client.chat.completions.create(**kwargs)
+            return str(resp.choices[0].message.content or "")
+        except SelectorError:
+            raise
+        except (
+            Exception
+        ) as exc:  # SDK errors (rate limit, API, connection) are infrastructure failures
+            raise SelectorError(
+                f"{self.name}: API call failed: {type(exc).__name__}: {exc}"
+            ) from None
+
+    # -------------------------------------------------------------- selection
+
+    def judge_task(self, problem: Problem, order: Sequence[Instruction], k: int) -> TaskJudgements:
+        """Ask the model (or the cache) and turn the reply into judgements."""
+        prompt = build_prompt(problem, order, k)
+        key = cache_key(self.provider, self.model, SYSTEM_PROMPT, prompt, self._settings())
+        reply = self.cache.get(key)
+        if reply is not None:
+            self.cache_hits += 1
+            parsed = parse_reply(reply)
+        else:
+            reply = self.complete(SYSTEM_PROMPT, prompt)
+            self.calls += 1
+            parsed = parse_reply(reply)  # raises before caching an unparseable reply
+            self.cache.put(key, self.provider, self.model, reply)
+        return judgements_from_reply(
+            parsed,
+            order,
+            extra={
+                "model": self.model,
+                "prompt_version": PROMPT_VERSION,
+                "cache_key": key,
+                "reply_sha256": hashlib.sha256(reply.encode("utf-8")).hexdigest(),
+            },
+        )
+
+
+def judgements_from_reply(
+    parsed: dict[str, Any], order: Sequence[Instruction], *, extra: dict[str, Any]
+) -> TaskJudgements:
+    """Map a parsed reply onto the permuted list: selected ids are relevant, others not.
+
+    Ids not in ``order`` are recorded in ``dropped``; an entry without a string id is
+    dropped too; non-object ``params`` are ignored (defaults apply).
+    """
+    known = {inst.id for inst in order}
+    out = TaskJudgements(extra=dict(extra))
+    reasons: dict[str, str] = {}
+    for entry in parsed["rejected"]:
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            reasons[entry["id"]] = str(entry.get("reason", ""))[:200]
+    for entry in parsed["selected"]:
+        iid = (
+            entry.get("id")
+            if isinstance(entry, dict)
+            else entry
+            if isinstance(entry, str)
+            else None
+        )
+        if not isinstance(iid, str):
+            out.dropped.append(
+                (repr(entry)[:40], "malformed entry in 'selected' (no string id): dropped")
+            )
+            continue
+        if iid not in known:
+            out.dropped.append((iid, f"unknown instruction id {iid!r} in the reply: dropped"))
+            continue
+        if iid in out.judgements:
+            continue
+        reason = str(entry.get("reason", "")) if isinstance(entry, dict) else ""
+        out.judgements[iid] = Judgement(
+            True, "llm:selected", reason[:200] or "selected by the model"
+        )
+        params = entry.get("params") if isinstance(entry, dict) else None
+        if isinstance(params, dict):
+            out.params[iid] = params
+    for inst in order:
+        if inst.id not in out.judgements:
+            why = reasons.get(inst.id) or "not selected by the model"
+            out.judgements[inst.id] = Judgement(False, "llm:rejected", why)
+    return out

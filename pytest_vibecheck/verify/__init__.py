@@ -1,0 +1,1 @@
+"""Verification layer: VeriCode instructions, parameters, code extraction, Ruff and built-in checks."""

@@ -1,0 +1,358 @@
+"""Built-in checks: the verifiers that are not Ruff rules (doc_4, doc_5, doc_6, part of library_2).
+
+Each check takes a text (the extracted code, or the whole reply for doc_4 and doc_6) and
+returns the list of :class:`~pytest_vibecheck.verify.verdict.Violation` s it finds; an empty list
+means the instruction is followed. Lines and columns are 1-based; columns count characters.
+Code that does not parse gives one ``invalid-syntax`` violation (paper §2.2: code that does not
+parse fails every instruction checked on it).
+
+Definitions (Vibe Checker, arXiv 2510.07315, Table 1; ``reference/vericode.md`` §1):
+
+``pure_code_reply`` (doc_4)
+    The whole reply, after removing a reasoning block (``<think>…</think>``) and surrounding
+    whitespace, is non-empty and parses as Python (:func:`ast.parse`). A Markdown fence line
+    (```` ``` ```` or ``~~~``) cannot occur outside a string in code that parses, so the
+    violations of a reply that does not parse name its fence lines, or else the syntax error.
+``no_comments_or_docstrings`` (doc_5)
+    No ``COMMENT`` token (:mod:`tokenize`; a shebang or encoding line is a comment too) and no
+    docstring (a string literal as the first statement of the module, a class or a function).
+``code_then_json_reply`` (doc_6)
+    The reply is exactly one fenced Python block (```` ```python ````, ``py`` or ``python3``;
+    the tag is required) followed by exactly one fenced JSON block (```` ```json ````),
+    with only whitespace before, between and after them; the Python block is not blank and
+    the JSON block parses (:func:`json.loads`).
+``pandas_df_name`` (library_2, replacing Ruff's PD901, removed in Ruff 0.12)
+    By default exactly Ruff's former PD901 (``pandas-df-variable-name``, as in Ruff 0.11.13,
+    the version the paper pinned): an assignment statement with a single target that is the
+    plain name ``df`` (``df = ...``), anywhere in the code; ``# noqa`` / ``# noqa: PD901`` on the
+    line and a file-level ``# ruff: noqa`` suppress it, as in Ruff. Not flagged (as in PD901):
+    tuple targets (``df, n = ...``), chained (``a = df = ...``), annotated (``df: T = ...``) and
+    augmented assignments, ``for df in``, ``with ... as df``, ``(df := ...)`` and function
+    parameters named ``df`` (BigCodeBench task signatures often impose ``def task_func(df)``).
+    ``all_bindings=True`` also flags every other binding of the name ``df`` except
+    parameters; the shipped instruction uses the default, so verdicts compare with the paper.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import tokenize
+import warnings
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+from pytest_vibecheck.errors import UnknownIdError
+from pytest_vibecheck.verify.verdict import Violation
+
+__all__ = [
+    "CHECKS",
+    "NOTHING_BUT_SYNTAX",
+    "code_then_json_reply",
+    "no_comments_or_docstrings",
+    "pandas_df_name",
+    "pure_code_reply",
+    "run_check",
+    "strip_reasoning",
+]
+
+SYNTAX_RULE = "invalid-syntax"
+
+_THINK_PAIR = re.compile(r"<(think|thinking)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</(?:think|thinking)>", re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<(?:think|thinking)>", re.IGNORECASE)
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*?)[ \t]*$")
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(r"^#\s*(?:ruff|flake8)\s*:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
+#: ``df`` followed by ``=`` (spaces, closing parentheses or a line continuation between): every
+#: PD901 finding matches this, so code without a match has nothing to find.
+_DF_ASSIGN = re.compile(r"\bdf\b[\s)\\]*=(?!=)")
+_PYTHON_TAGS = frozenset({"python", "py", "python3"})
+_JSON_TAGS = frozenset({"json"})
+
+
+def _blank(match: re.Match[str]) -> str:
+    return "\n" * match.group(0).count("\n")
+
+
+def strip_reasoning(reply: str) -> str:
+    """The reply with LF line endings and reasoning removed, line numbers kept.
+
+    Removes every ``<think>…</think>`` (or ``<thinking>``) span, everything up to a closing
+    tag that has no opening one, and everything from an opening tag that is never closed;
+    each removed span is replaced by its newlines, so the remaining text keeps its line
+    numbers. Same rules as :mod:`pytest_vibecheck.verify.extract`.
+    """
+    text = reply.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    text = _THINK_PAIR.sub(_blank, text)
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        end = closes[-1].end()
+        text = "\n" * text[:end].count("\n") + text[end:]
+    m = _THINK_OPEN.search(text)
+    if m:
+        text = text[: m.start()]
+    return text
+
+
+def _parse(code: str) -> ast.Module:
+    """:func:`ast.parse` without printing SyntaxWarnings for the untrusted code."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code)
+
+
+def _syntax_violation(exc: SyntaxError | ValueError, line_offset: int = 0, what: str = "code") -> Violation:
+    if isinstance(exc, SyntaxError):
+        line = (exc.lineno or 1) + line_offset
+        col = max(exc.offset or 1, 1)
+        msg = exc.msg
+    else:  # ValueError: e.g. "source code string cannot contain null bytes"
+        line, col, msg = 1 + line_offset, 1, str(exc)
+    return Violation(SYNTAX_RULE, line, col, f"syntax error: the {what} does not parse as Python: {msg}")
+
+
+def _char_col(lines: list[str], lineno: int, byte_offset: int) -> int:
+    """1-based character column of an AST node (``col_offset`` counts UTF-8 bytes)."""
+    if 1 <= lineno <= len(lines):
+        prefix = lines[lineno - 1].encode("utf-8", "surrogatepass")[:byte_offset]
+        return len(prefix.decode("utf-8", "replace")) + 1
+    return byte_offset + 1
+
+
+# ----------------------------------------------------------------------------- doc_4
+
+
+def pure_code_reply(reply: str) -> list[Violation]:
+    """doc_4: the whole reply is pure Python code (no Markdown, no prose).
+
+    Returns ``[]`` if the reply (reasoning removed, surrounding whitespace stripped) is
+    non-empty and parses; else an ``empty-reply`` violation, one ``markdown-fence`` violation
+    per fence line, or one ``invalid-syntax`` violation. Lines count from the start of the
+    reply.
+    """
+    text = strip_reasoning(reply)
+    stripped = text.strip()
+    if not stripped:
+        return [Violation("empty-reply", 1, 1, "the reply is empty: it contains no code")]
+    offset = text[: len(text) - len(text.lstrip())].count("\n")
+    try:
+        _parse(stripped)
+    except (SyntaxError, ValueError) as exc:
+        fences = [
+            Violation("markdown-fence", n + offset, len(ln) - len(ln.lstrip()) + 1,
+                      f"Markdown code fence {ln.strip()[:20]!r}: reply with raw code only")
+            for n, ln in enumerate(stripped.split("\n"), start=1)
+            if _FENCE.match(ln)
+        ]
+        return fences or [_syntax_violation(exc, offset, "reply")]
+    return []
+
+
+# ----------------------------------------------------------------------------- doc_5
+
+
+def _docstring_nodes(tree: ast.Module) -> list[ast.Expr]:
+    found: list[ast.Expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                found.append(body[0])
+    return sorted(found, key=lambda e: (e.lineno, e.col_offset))
+
+
+def no_comments_or_docstrings(code: str) -> list[Violation]:
+    """doc_5: the code has no comment (``COMMENT`` token) and no docstring.
+
+    Returns one ``comment`` violation per comment and one ``docstring`` violation per
+    module/class/function docstring; code that does not parse adds an ``invalid-syntax``
+    violation (comments before the error are still reported).
+    """
+    code = code.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
+    out: list[Violation] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type == tokenize.COMMENT:
+                text = tok.string if len(tok.string) <= 40 else tok.string[:37] + "..."
+                out.append(Violation("comment", tok.start[0], tok.start[1] + 1, f"Comment found: {text!r}"))
+    except (tokenize.TokenError, SyntaxError):
+        pass  # reported below by ast.parse
+    try:
+        tree = _parse(code)
+    except (SyntaxError, ValueError) as exc:
+        out.append(_syntax_violation(exc))
+        return out
+    lines = code.split("\n")
+    out.extend(
+        Violation("docstring", expr.lineno, _char_col(lines, expr.lineno, expr.col_offset), "Docstring found")
+        for expr in _docstring_nodes(tree)
+    )
+    return out
+
+
+# ----------------------------------------------------------------------------- doc_6
+
+
+def code_then_json_reply(reply: str) -> list[Violation]:
+    """doc_6: exactly one ```` ```python ```` block, then exactly one ```` ```json ```` block.
+
+    Only whitespace may surround and separate the two blocks; the Python block must not be
+    blank and the JSON block must parse. Violations: ``text-outside-blocks`` (one per run of
+    prose), ``unterminated-fence``, ``block-count``, ``block-language``, ``empty-block``,
+    ``invalid-json``.
+    """
+    lines = strip_reasoning(reply).split("\n")
+    out: list[Violation] = []
+    blocks: list[tuple[str, int, list[str]]] = []  # (tag, fence line, content lines)
+    prose_start: int | None = None
+    n = 0
+    while n < len(lines):
+        m = _FENCE.match(lines[n])
+        if m is None:
+            if lines[n].strip() and prose_start is None:
+                prose_start = n
+                snippet = lines[n].strip()[:40]
+                out.append(Violation("text-outside-blocks", n + 1, 1,
+                                     f"text outside the two code blocks: {snippet!r}"))
+            elif not lines[n].strip():
+                prose_start = None
+            n += 1
+            continue
+        prose_start = None
+        fence, tag = m.group("fence"), m.group("info").strip().lower()
+        start = n
+        content: list[str] = []
+        n += 1
+        closed = False
+        while n < len(lines):
+            c = _FENCE.match(lines[n])
+            if c and not c.group("info") and c.group("fence")[0] == fence[0] and len(c.group("fence")) >= len(fence):
+                closed = True
+                n += 1
+                break
+            content.append(lines[n])
+            n += 1
+        if not closed:
+            out.append(Violation("unterminated-fence", start + 1, 1, "code fence is never closed"))
+        blocks.append((tag, start + 1, content))
+    if len(blocks) != 2:
+        where = blocks[2][1] if len(blocks) > 2 else 1
+        out.append(Violation("block-count", where, 1,
+                             f"expected one python block then one json block, found {len(blocks)} "
+                             f"fenced block{'s' if len(blocks) != 1 else ''}"))
+    if blocks:
+        tag, line, content = blocks[0]
+        if tag not in _PYTHON_TAGS:
+            out.append(Violation("block-language", line, 1,
+                                 f"the first block must be ```python, found ```{tag}"))
+        elif not "\n".join(content).strip():
+            out.append(Violation("empty-block", line, 1, "the python block is empty"))
+    if len(blocks) >= 2:
+        tag, line, content = blocks[1]
+        if tag not in _JSON_TAGS:
+            out.append(Violation("block-language", line, 1,
+                                 f"the second block must be ```json, found ```{tag or '(no tag)'}"))
+        else:
+            try:
+                json.loads("\n".join(content))
+            except ValueError as exc:
+                jl = getattr(exc, "lineno", 1)
+                jc = getattr(exc, "colno", 1)
+                msg = getattr(exc, "msg", str(exc))
+                out.append(Violation("invalid-json", line + jl, jc, f"the json block does not parse: {msg}"))
+    return out
+
+
+# ----------------------------------------------------------------------------- library_2
+
+
+def _df_candidate(code: str, all_bindings: bool = False) -> bool:
+    if all_bindings:
+        return re.search(r"\bdf\b", code) is not None
+    return _DF_ASSIGN.search(code) is not None
+
+
+def _noqa_suppressed(line: str, rule: str) -> bool:
+    m = _NOQA.search(line)
+    if m is None:
+        return False
+    codes = m.group("codes")
+    return codes is None or rule in re.split(r"[\s,]+", codes.upper())
+
+
+def pandas_df_name(code: str, *, all_bindings: bool = False) -> list[Violation]:
+    """library_2 (first part): no variable named ``df`` (Ruff's removed PD901, re-implemented).
+
+    Default: PD901 as in Ruff 0.11.13, i.e. ``df = ...`` with a single plain-name target;
+    ``all_bindings=True`` flags every binding of ``df`` except function parameters (see the
+    module docstring). Violations have rule ``"PD901"``; code that does not parse gives one
+    ``invalid-syntax`` violation.
+    """
+    code = code.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
+    try:
+        tree = _parse(code)
+    except (SyntaxError, ValueError) as exc:
+        return [_syntax_violation(exc)]
+    if not _df_candidate(code, all_bindings):
+        return []
+    if _FILE_NOQA.search(code):
+        return []
+    lines = code.split("\n")
+    targets: list[ast.Name] = []
+    for node in ast.walk(tree):
+        if all_bindings:
+            if isinstance(node, ast.Name) and node.id == "df" and isinstance(node.ctx, ast.Store):
+                targets.append(node)
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "df"
+        ):
+            targets.append(node.targets[0])
+    out: list[Violation] = []
+    for name in sorted(targets, key=lambda n: (n.lineno, n.col_offset)):
+        line = lines[name.lineno - 1] if name.lineno <= len(lines) else ""
+        if _noqa_suppressed(line, "PD901"):
+            continue
+        out.append(
+            Violation("PD901", name.lineno, _char_col(lines, name.lineno, name.col_offset),
+                      "Avoid using the generic variable name `df` for DataFrames")
+        )
+    return out
+
+
+#: Built-in checks by the name used in ``instructions/*.toml`` (``verifier.checks``).
+CHECKS: Mapping[str, Callable[[str], list[Violation]]] = MappingProxyType(
+    {
+        "pure_code_reply": pure_code_reply,
+        "no_comments_or_docstrings": no_comments_or_docstrings,
+        "code_then_json_reply": code_then_json_reply,
+        "pandas_df_name": pandas_df_name,
+    }
+)
+
+
+#: For each check, a fast test that is True only when the check cannot find anything in the
+#: text except a syntax error; :mod:`pytest_vibecheck.verify.api` skips the check then if Ruff
+#: has already parsed the same text.
+NOTHING_BUT_SYNTAX: Mapping[str, Callable[[str], bool]] = MappingProxyType(
+    {"pandas_df_name": lambda text: not _df_candidate(text)}
+)
+
+
+def run_check(name: str, text: str) -> list[Violation]:
+    """Run the built-in check ``name`` on ``text``; :class:`UnknownIdError` for an unknown name."""
+    try:
+        check = CHECKS[name]
+    except KeyError:
+        raise UnknownIdError("built-in check", name, CHECKS) from None
+    return check(text)

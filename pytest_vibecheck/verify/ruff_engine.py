@@ -1,0 +1,765 @@
+"""The batch Ruff engine: all Ruff-backed checks of many code samples in few Ruff processes.
+
+The paper's pipeline (Vibe Checker, arXiv 2510.07315, §2.2; github.com/maszhongming/SWE-IF)
+runs one ``ruff check`` per (code, instruction), about 4 ms each. This engine writes every
+sample into a private temporary tree and lints the whole tree with **one**
+``ruff check --output-format=json --no-cache`` process:
+
+* one folder per distinct Ruff configuration, holding that configuration as its own
+  ``ruff.toml`` (Ruff's hierarchical configuration picks the nearest file, so each folder is
+  linted with its own rules and settings);
+* one file per (sample, configuration group) in that folder.
+
+**Grouping.** The Ruff-backed checks of one sample are packed into as few configuration groups
+as possible, but two checks share a group only when that provably gives the same verdicts as
+running each alone (:func:`compatible`):
+
+1. same preview flag (preview mode changes which rules a selector such as ``E`` selects, and
+   changes the behaviour of some stable rules);
+2. no overlapping rule selectors (``E`` and ``E501`` overlap, ``W`` and ``W505`` overlap;
+   ``E`` and ``EM101`` do not: a selector covers a code when it is a prefix of the code within
+   the same linter, see :func:`selector_covers`);
+3. no setting of one check may affect a rule selected by the other
+   (:data:`SETTING_SCOPES`: ``lint.pycodestyle.max-line-length`` affects only E501,
+   ``lint.pycodestyle.max-doc-length`` only W505, ``lint.pydocstyle.convention`` only D and
+   DOC, each ``lint.pylint.max-*`` only its PLR rule, ``lint.mccabe.max-complexity`` only
+   C901). A setting not in that table is assumed to affect every rule, so a check with such a
+   setting is never grouped. Both checks may set the same key only to the same value.
+
+Ruff's diagnostics are attributed back to the check whose selector covers the rule code.
+
+**Isolation.** Every folder has its own ``ruff.toml`` (no ``extend``), the tree's root has one
+too, Ruff runs with the tree as its working directory and without any ``RUFF_*`` environment
+variable, so no user configuration (a ``ruff.toml``/``pyproject.toml`` in the current
+folder, a user-level config, ``RUFF_*`` variables) can change a verdict. One leak remains in
+Ruff itself: a ``pyproject.toml`` with ``project.requires-python`` in an *ancestor* of the tree
+sets the target version. The tree is therefore created under a base folder that has no such
+ancestor (:func:`safe_temp_base`); if none exists, ``target-version = "py311"`` (Ruff 0.17's
+default for rules) is written explicitly, and a warning says that syntax newer than 3.11 is then
+reported as a syntax error.
+
+**Syntax errors.** Ruff reports code that does not parse as ``invalid-syntax`` diagnostics
+(code ``"invalid-syntax"`` in Ruff 0.17's JSON, ``null`` in older versions), whatever rules are
+selected. Each becomes a violation with rule ``"invalid-syntax"`` of every check of that
+sample's group, so unparseable code fails every Ruff-backed instruction (paper §2.2).
+
+**Failures.** A Ruff run that exits with status 2 or prints no valid JSON (an unknown or
+removed rule such as ``PD901``, a bad setting, a crash) is never a verdict. The engine then
+isolates the cause by splitting the work (configuration folders by halves, then a probe of the
+configuration alone, then the folder's files by halves), so one bad configuration or one file
+that crashes Ruff gives an error outcome for exactly the checks involved, and every other
+sample is still judged.
+
+Source of the rule behaviours relied on: Ruff 0.17 documentation (configuration discovery,
+``--output-format json``, rule selection); the tested version range is pinned in
+``pyproject.toml`` (``ruff>=0.17.0,<0.18``) and the version is recorded in every outcome.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_vibecheck.verify.verdict import Violation
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "SETTING_SCOPES",
+    "SYNTAX_ERROR_RULE",
+    "TESTED_RUFF_RANGE",
+    "RuffCheck",
+    "RuffEngine",
+    "RuffJob",
+    "RuffOutcome",
+    "compatible",
+    "default_engine",
+    "plan_groups",
+    "safe_temp_base",
+    "selector_covers",
+    "selectors_overlap",
+]
+
+#: Ruff versions the verdicts were validated with (``pyproject.toml`` pins the same range).
+TESTED_RUFF_RANGE: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 17, 0), (0, 18, 0))
+
+#: Rule given to the violation for code that does not parse.
+SYNTAX_ERROR_RULE = "invalid-syntax"
+
+#: Ruff setting (dotted ``ruff.toml`` key) -> the rule selectors whose behaviour it can change.
+#: Settings not listed are treated as affecting every rule.
+SETTING_SCOPES: Mapping[str, tuple[str, ...]] = {
+    "lint.pycodestyle.max-line-length": ("E501",),
+    "lint.pycodestyle.max-doc-length": ("W505",),
+    "lint.pydocstyle.convention": ("D", "DOC"),
+    "lint.pylint.max-branches": ("PLR0912",),
+    "lint.pylint.max-statements": ("PLR0915",),
+    "lint.pylint.max-locals": ("PLR0914",),
+    "lint.pylint.max-nested-blocks": ("PLR1702",),
+    "lint.pylint.max-bool-expr": ("PLR0916",),
+    "lint.pylint.max-args": ("PLR0913",),
+    "lint.pylint.max-positional-args": ("PLR0917",),
+    "lint.pylint.max-returns": ("PLR0911",),
+    "lint.pylint.max-public-methods": ("PLR0904",),
+    "lint.mccabe.max-complexity": ("C901",),
+}
+
+#: Ruff's fallback target version for rules when none is configured (Ruff 0.17).
+_FALLBACK_TARGET_VERSION = "py311"
+
+SettingValue = int | str | bool
+
+
+# ----------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class RuffCheck:
+    """One Ruff-backed check: pass iff Ruff reports nothing for ``rules``.
+
+    ``rules`` are Ruff rule selectors (codes or prefixes, e.g. ``("E", "W")``); ``preview``
+    turns on Ruff's preview mode; ``settings`` are ``(dotted ruff.toml key, value)`` pairs,
+    sorted (use :meth:`make`).
+    """
+
+    rules: tuple[str, ...]
+    preview: bool = False
+    settings: tuple[tuple[str, SettingValue], ...] = ()
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        # Checks are dictionary keys many times per sample: hash once.
+        object.__setattr__(self, "_hash", hash((self.rules, self.preview, self.settings)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @classmethod
+    def make(
+        cls,
+        rules: Iterable[str],
+        preview: bool = False,
+        settings: Mapping[str, SettingValue] | None = None,
+    ) -> RuffCheck:
+        """Build a check with normalised (sorted) settings; raises ValueError on no rules."""
+        rs = tuple(rules)
+        if not rs:
+            raise ValueError("a Ruff check needs at least one rule selector")
+        return cls(rs, bool(preview), tuple(sorted((settings or {}).items())))
+
+
+@dataclass(frozen=True)
+class RuffJob:
+    """One code sample and the Ruff checks to run on it (the code is linted as given)."""
+
+    code: str
+    checks: Sequence[RuffCheck]
+
+
+@dataclass(frozen=True)
+class RuffOutcome:
+    """Result of one :class:`RuffCheck` on one sample.
+
+    ``error`` is set when Ruff could not judge (then ``violations`` is empty);
+    ``syntax_error`` is True when Ruff reported that the code does not parse.
+    """
+
+    violations: tuple[Violation, ...] = ()
+    error: str | None = None
+    syntax_error: bool = False
+    ruff_version: str | None = None
+
+
+# ----------------------------------------------------------------------------- selectors
+
+
+_LETTERS = re.compile(r"[A-Z]*")
+_PYLINT_CATEGORIES = frozenset({"PLC", "PLE", "PLR", "PLW"})
+
+
+def _letters(code: str) -> str:
+    m = _LETTERS.match(code)
+    return m.group(0) if m else ""
+
+
+def selector_covers(selector: str, code: str) -> bool:
+    """True if Ruff's rule ``selector`` selects rule ``code`` (or the narrower selector).
+
+    A selector covers a code when it is a prefix of it within the same linter: the
+    leading letters must be equal (``E`` covers ``E501`` but not ``EM101``), except that the
+    pylint prefix ``PL`` covers its categories ``PLC``/``PLE``/``PLR``/``PLW``. ``ALL``
+    covers everything.
+    """
+    if selector == "ALL":
+        return True
+    if not code.startswith(selector):
+        return False
+    ls, lc = _letters(selector), _letters(code)
+    return ls == lc or (ls == "PL" and lc in _PYLINT_CATEGORIES)
+
+
+def selectors_overlap(a: str, b: str) -> bool:
+    """True if selectors ``a`` and ``b`` can select a common rule (``E`` and ``E501``)."""
+    return selector_covers(a, b) or selector_covers(b, a)
+
+
+def _setting_scope(key: str) -> tuple[str, ...]:
+    return SETTING_SCOPES.get(key, ("ALL",))
+
+
+def _settings_touch(settings: Iterable[tuple[str, SettingValue]], other: RuffCheck) -> bool:
+    other_settings = dict(other.settings)
+    for key, value in settings:
+        if key in other_settings:
+            if other_settings[key] != value:
+                return True
+            continue
+        for scope in _setting_scope(key):
+            if any(selectors_overlap(scope, sel) for sel in other.rules):
+                return True
+    return False
+
+
+def compatible(a: RuffCheck, b: RuffCheck) -> bool:
+    """True if ``a`` and ``b`` can run in one Ruff configuration with the verdicts of two runs.
+
+    See the module docstring: same preview flag, no overlapping selectors, and no setting
+    of one affects a rule of the other (same key only with the same value).
+    """
+    if a.preview != b.preview:
+        return False
+    if any(selectors_overlap(x, y) for x in a.rules for y in b.rules):
+        return False
+    return not (_settings_touch(a.settings, b) or _settings_touch(b.settings, a))
+
+
+@functools.lru_cache(maxsize=4096)
+def plan_groups(checks: tuple[RuffCheck, ...]) -> tuple[tuple[int, ...], ...]:
+    """Pack distinct ``checks`` into configuration groups (greedy first fit, in order).
+
+    Returns tuples of indices into ``checks``; every pair inside a group is
+    :func:`compatible`. Deterministic: the same checks always give the same groups.
+    """
+    groups: list[list[int]] = []
+    for i, check in enumerate(checks):
+        for group in groups:
+            if all(compatible(check, checks[j]) for j in group):
+                group.append(i)
+                break
+        else:
+            groups.append([i])
+    return tuple(tuple(g) for g in groups)
+
+
+def _toml_value(value: SettingValue) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(value)  # a TOML basic string for any JSON-escaped text
+
+
+@functools.lru_cache(maxsize=4096)
+def _config_text(members: tuple[RuffCheck, ...], target_version: str | None) -> str:
+    selectors: list[str] = []
+    settings: dict[str, SettingValue] = {}
+    for check in members:
+        for sel in check.rules:
+            if sel not in selectors:
+                selectors.append(sel)
+        settings.update(check.settings)
+    lines = [
+        "# Written by pytest-vibecheck (ruff_engine.py); one configuration group.",
+        "respect-gitignore = false",
+    ]
+    if target_version:
+        lines.append(f"target-version = {json.dumps(target_version)}")
+    lines.append("lint.select = [" + ", ".join(json.dumps(s) for s in selectors) + "]")
+    # Fixes are never applied: without them Ruff's JSON output is a third smaller.
+    lines.append("lint.fixable = []")
+    if members[0].preview:
+        lines.append("lint.preview = true")
+    lines.extend(f"{key} = {_toml_value(value)}" for key, value in sorted(settings.items()))
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- environment
+
+
+def _has_requires_python(folder: Path) -> bool:
+    pyproject = folder / "pyproject.toml"
+    try:
+        if not pyproject.is_file():
+            return False
+        doc = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
+    project = doc.get("project")
+    return isinstance(project, dict) and isinstance(project.get("requires-python"), str)
+
+
+def _base_is_safe(base: Path) -> bool:
+    try:
+        resolved = base.resolve()
+    except OSError:
+        return False
+    if not (resolved.is_dir() and os.access(resolved, os.W_OK | os.X_OK)):
+        return False
+    return not any(_has_requires_python(p) for p in (resolved, *resolved.parents))
+
+
+def safe_temp_base(preferred: str | os.PathLike[str] | None = None) -> tuple[Path, bool]:
+    """A writable base folder for the temporary tree, and whether it is isolated.
+
+    Isolated means no ancestor holds a ``pyproject.toml`` with ``project.requires-python``
+    (Ruff would take its target version from it). Tries ``preferred``, then ``/dev/shm``
+    (memory-backed on Linux: creating thousands of small files there is much faster than on
+    a disk), then the system temp folder, ``/tmp`` and ``/var/tmp``; returns
+    ``(tempfile.gettempdir(), False)`` if none is isolated.
+    """
+    candidates = [Path(tempfile.gettempdir()), Path("/dev/shm"), Path("/tmp"), Path("/var/tmp")]
+    candidates.insert(0, Path("/dev/shm"))
+    if preferred is not None:
+        candidates.insert(0, Path(preferred))
+    for base in candidates:
+        if _base_is_safe(base):
+            return base.resolve(), True
+    return Path(tempfile.gettempdir()).resolve(), False
+
+
+def _ruff_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.upper().startswith("RUFF_")}
+
+
+def _parse_version(text: str) -> tuple[int, int, int] | None:
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def _condense_stderr(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.lower().startswith("warning:")]
+    causes = [ln.removeprefix("Cause:").strip() for ln in lines if ln.startswith("Cause:")]
+    text = "; ".join(causes or lines)
+    return text[:500] if text else "no message"
+
+
+# ----------------------------------------------------------------------------- engine
+
+
+@dataclass
+class _Unit:
+    """One file to lint: sample ``job`` under group ``members`` (indices into job.checks)."""
+
+    job: int
+    members: tuple[int, ...]
+    folder: int
+    path: str
+
+
+@dataclass
+class _RunResult:
+    diagnostics: list[dict[str, Any]] | None
+    error: str | None = None
+    timed_out: bool = False
+
+
+@dataclass
+class _Folder:
+    path: str
+    config: str
+    units: list[int] = field(default_factory=list)
+
+
+class RuffEngine:
+    """Runs :class:`RuffJob` s in as few ``ruff check`` processes as possible.
+
+    ``ruff_bin``: the Ruff executable (default: the one of the ``ruff`` Python package,
+    ``ruff.find_ruff_bin()``). ``max_files_per_run`` bounds one process's input (and the
+    size of its JSON output); ``timeout`` (seconds) bounds one process; ``temp_base`` is
+    the preferred folder for the temporary tree (see :func:`safe_temp_base`).
+    """
+
+    def __init__(
+        self,
+        ruff_bin: str | os.PathLike[str] | None = None,
+        *,
+        max_files_per_run: int = 20_000,
+        timeout: float = 600.0,
+        temp_base: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self._ruff_bin = None if ruff_bin is None else str(ruff_bin)
+        self.temp_base = temp_base
+        self.max_files_per_run = max_files_per_run
+        self.timeout = timeout
+        self._version: str | None = None
+        self._version_error: str | None = None
+        self.processes_run = 0  # Ruff processes started by this engine (for benchmarks)
+
+    # -- discovery ---------------------------------------------------------------------
+
+    def ruff_bin(self) -> str:
+        """Path of the Ruff executable; raises FileNotFoundError if there is none."""
+        if self._ruff_bin is None:
+            try:
+                import ruff  # type: ignore[import-untyped]  # the package ships the binary
+
+                self._ruff_bin = os.fsdecode(ruff.find_ruff_bin())
+            except (ImportError, FileNotFoundError):
+                found = shutil.which("ruff")
+                if found is None:
+                    raise FileNotFoundError(
+                        "Ruff not found: install it with `pip install 'ruff>=0.17,<0.18'`"
+                    ) from None
+                self._ruff_bin = found
+        return self._ruff_bin
+
+    def version(self) -> str | None:
+        """The Ruff version (``"0.17.6"``), or None if Ruff cannot run (see :meth:`problem`)."""
+        if self._version is None and self._version_error is None:
+            try:
+                proc = subprocess.run(
+                    [self.ruff_bin(), "--version"],
+                    capture_output=True,
+                    text=True,
+                    env=_ruff_env(),
+                    timeout=60,
+                    check=False,
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                self._version_error = f"Ruff cannot run: {exc}"
+                return None
+            parsed = _parse_version(proc.stdout)
+            if proc.returncode != 0 or parsed is None:
+                self._version_error = (
+                    f"Ruff cannot run: `ruff --version` exited {proc.returncode}: "
+                    f"{_condense_stderr(proc.stderr or proc.stdout)}"
+                )
+                return None
+            self._version = ".".join(map(str, parsed))
+            lo, hi = TESTED_RUFF_RANGE
+            if not lo <= parsed < hi:
+                warnings.warn(
+                    f"Ruff {self._version} is outside the tested range "
+                    f">={'.'.join(map(str, lo))},<{'.'.join(map(str, hi))}: "
+                    "verdicts may differ (rules change between Ruff versions)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        return self._version
+
+    def problem(self) -> str | None:
+        """Why Ruff cannot run, or None when it can."""
+        self.version()
+        return self._version_error
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self, jobs: Sequence[RuffJob]) -> list[list[RuffOutcome]]:
+        """Run every job's checks; returns one outcome per check, in the jobs' order.
+
+        Never raises for Ruff problems: those become outcomes with ``error`` set.
+        """
+        version = self.version()
+        if version is None:
+            err = self._version_error or "Ruff cannot run"
+            return [[RuffOutcome(error=err) for _ in job.checks] for job in jobs]
+        base, isolated = safe_temp_base(self.temp_base)
+        target_version = None if isolated else _FALLBACK_TARGET_VERSION
+        if not isolated:
+            warnings.warn(
+                f"every temp folder candidate has a pyproject.toml with requires-python above "
+                f"it; linting with target-version {target_version} (syntax newer than Python "
+                "3.11 is reported as a syntax error). Set TMPDIR to a folder outside any "
+                "Python project.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        results: list[list[RuffOutcome]] = [[] for _ in jobs]
+        # Deduplicate checks within each job and plan its groups.
+        distinct: list[tuple[RuffCheck, ...]] = []
+        index_of: list[list[int]] = []
+        for job in jobs:
+            seen: dict[RuffCheck, int] = {}
+            idx = [seen.setdefault(c, len(seen)) for c in job.checks]
+            distinct.append(tuple(seen))
+            index_of.append(idx)
+        outcomes: list[list[RuffOutcome | None]] = [[None] * len(d) for d in distinct]
+        pending = [i for i, d in enumerate(distinct) if d]
+        chunk: list[int] = []
+        files_in_chunk = 0
+        for i in pending:
+            n = len(plan_groups(distinct[i]))
+            if chunk and files_in_chunk + n > self.max_files_per_run:
+                self._run_chunk(chunk, jobs, distinct, outcomes, version, base, target_version)
+                chunk, files_in_chunk = [], 0
+            chunk.append(i)
+            files_in_chunk += n
+        if chunk:
+            self._run_chunk(chunk, jobs, distinct, outcomes, version, base, target_version)
+        for i in range(len(jobs)):
+            row = outcomes[i]
+            results[i] = [row[k] or RuffOutcome(error="internal error: no outcome") for k in index_of[i]]
+        return results
+
+    def _run_chunk(
+        self,
+        chunk: list[int],
+        jobs: Sequence[RuffJob],
+        distinct: list[tuple[RuffCheck, ...]],
+        outcomes: list[list[RuffOutcome | None]],
+        version: str,
+        base: Path,
+        target_version: str | None,
+    ) -> None:
+        with tempfile.TemporaryDirectory(prefix="vibecheck-ruff-", dir=base) as tmp:
+            batch = _Batch(self, os.path.realpath(tmp), version, target_version)
+            for i in chunk:
+                checks = distinct[i]
+                for members in plan_groups(checks):
+                    batch.add_unit(i, checks, members, jobs[i].code)
+            batch.lint_all()
+        attributors: dict[tuple[RuffCheck, ...], _Attributor] = {}
+        for u, unit in enumerate(batch.units):
+            if u in batch.replaced:
+                continue
+            checks = distinct[unit.job]
+            row = outcomes[unit.job]
+            if u in batch.unit_errors:
+                for k in unit.members:
+                    row[k] = RuffOutcome(error=batch.unit_errors[u], ruff_version=version)
+                continue
+            group = tuple(checks[k] for k in unit.members)
+            attributor = attributors.get(group)
+            if attributor is None:
+                attributor = attributors[group] = _Attributor(group)
+            for k, outcome in zip(unit.members, _attribute(batch.diags.get(u, []), attributor, version), strict=True):
+                row[k] = outcome
+
+    def _invoke(self, cwd: str, targets: list[str]) -> _RunResult:
+        cmd = [self.ruff_bin(), "check", "--no-cache", "--output-format=json", "--no-fix", *targets]
+        self.processes_run += 1
+        try:
+            proc = subprocess.run(
+                cmd,
+                cwd=cwd,
+                capture_output=True,
+                env=_ruff_env(),
+                timeout=self.timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return _RunResult(None, f"Ruff timed out after {self.timeout:g} s", timed_out=True)
+        except OSError as exc:
+            return _RunResult(None, f"Ruff cannot run: {exc}")
+        stderr = proc.stderr.decode("utf-8", "replace")
+        if proc.returncode not in (0, 1):
+            return _RunResult(None, f"Ruff failed (exit {proc.returncode}): {_condense_stderr(stderr)}")
+        try:
+            data = json.loads(proc.stdout)
+        except ValueError:
+            return _RunResult(None, f"Ruff printed no valid JSON: {_condense_stderr(stderr)}")
+        if not isinstance(data, list):
+            return _RunResult(None, "Ruff printed unexpected JSON (not a list)")
+        return _RunResult(data)
+
+
+class _Batch:
+    """The temporary tree of one Ruff run and the isolation of failures inside it."""
+
+    def __init__(self, engine: RuffEngine, root: str, version: str, target_version: str | None) -> None:
+        self.engine = engine
+        self.root = root
+        self.version = version
+        self.target_version = target_version
+        self.folders: list[_Folder] = []
+        self.folder_of: dict[str, int] = {}
+        self.units: list[_Unit] = []
+        self.unit_of_path: dict[str, int] = {}
+        self.diags: dict[int, list[dict[str, Any]]] = {}
+        self.unit_errors: dict[int, str] = {}
+        self.replaced: set[int] = set()  # units split into one unit per check
+        self.codes: dict[int, str] = {}
+        self.checks: dict[int, tuple[RuffCheck, ...]] = {}
+        (Path(root) / "ruff.toml").write_text("respect-gitignore = false\nlint.select = []\n", encoding="utf-8")
+
+    def add_unit(
+        self, job: int, checks: tuple[RuffCheck, ...], members: tuple[int, ...], code: str, *, split: bool = False
+    ) -> int:
+        """Write ``code`` into the folder of the configuration of ``members``; returns the unit.
+
+        Units made by splitting a rejected group (``split``) get folders of their own.
+        """
+        config = _config_text(tuple(checks[k] for k in members), self.target_version)
+        key = ("split:" if split else "") + config
+        f = self.folder_of.get(key)
+        if f is None:
+            f = len(self.folders)
+            self.folder_of[key] = f
+            fpath = Path(self.root) / f"c{f:05d}"
+            fpath.mkdir()
+            (fpath / "ruff.toml").write_text(config, encoding="utf-8")
+            self.folders.append(_Folder(str(fpath), config))
+        u = len(self.units)
+        path = f"{self.folders[f].path}{os.sep}s{job:07d}_{u}.py"
+        Path(path).write_bytes(code.encode("utf-8", "surrogatepass"))
+        self.unit_of_path[path] = u
+        self.folders[f].units.append(u)
+        self.units.append(_Unit(job, members, f, path))
+        self.codes[u] = code
+        self.checks[u] = checks
+        return u
+
+    def lint_all(self) -> None:
+        self._lint([self.root], list(range(len(self.folders))))
+
+    def _collect(self, result: _RunResult) -> None:
+        assert result.diagnostics is not None
+        for d in result.diagnostics:
+            name = str(d.get("filename", ""))
+            u = self.unit_of_path.get(name)
+            if u is None:  # Ruff may print another spelling of the same path
+                u = self.unit_of_path.get(os.path.realpath(name))
+            if u is not None:
+                self.diags.setdefault(u, []).append(d)
+
+    def _lint(self, targets: list[str], folder_ids: list[int]) -> None:
+        """Lint ``targets`` (holding the folders ``folder_ids``); on failure, isolate the cause."""
+        result = self.engine._invoke(self.root, targets)
+        if result.diagnostics is not None:
+            self._collect(result)
+            return
+        if result.timed_out:
+            for f in folder_ids:
+                for u in self.folders[f].units:
+                    self.unit_errors[u] = f"Ruff {self.version}: {result.error}"
+            return
+        if len(folder_ids) > 1:
+            half = len(folder_ids) // 2
+            for part in (folder_ids[:half], folder_ids[half:]):
+                self._lint([self.folders[f].path for f in part], part)
+            return
+        self._isolate_folder(folder_ids[0], result.error or "Ruff failed")
+
+    def _isolate_folder(self, f: int, error: str) -> None:
+        """One folder failed: its configuration (probe it alone), or one of its files?"""
+        folder = self.folders[f]
+        probe_dir = Path(folder.path + "_probe")
+        probe_dir.mkdir()
+        (probe_dir / "ruff.toml").write_text(folder.config, encoding="utf-8")
+        (probe_dir / "probe.py").write_text("x = 1\n", encoding="utf-8")
+        probe = self.engine._invoke(self.root, [str(probe_dir)])
+        if probe.diagnostics is not None:
+            self._bisect_files(list(folder.units), error)
+            return
+        if all(len(self.units[u].members) == 1 for u in folder.units):
+            msg = f"Ruff {self.version} rejected the configuration: {probe.error}"
+            for u in folder.units:
+                self.unit_errors[u] = msg
+            return
+        # A group was rejected: judge each of its checks in its own configuration, so a bad
+        # check (an unknown or removed rule, a bad setting) only errors itself.
+        before = len(self.folders)
+        for u in list(folder.units):
+            unit = self.units[u]
+            self.replaced.add(u)
+            for k in unit.members:
+                self.add_unit(unit.job, self.checks[u], (k,), self.codes[u], split=True)
+        new = list(range(before, len(self.folders)))
+        self._lint([self.folders[g].path for g in new], new)
+
+    def _bisect_files(self, unit_ids: list[int], error: str) -> None:
+        result = self.engine._invoke(self.root, [self.units[u].path for u in unit_ids])
+        if result.diagnostics is not None:
+            self._collect(result)
+            return
+        if len(unit_ids) == 1:
+            self.unit_errors[unit_ids[0]] = f"Ruff {self.version} failed on this code: {result.error}"
+            return
+        half = len(unit_ids) // 2
+        for part in (unit_ids[:half], unit_ids[half:]):
+            self._bisect_files(part, result.error or error)
+
+
+def _is_syntax(code: object) -> bool:
+    return code is None or code == SYNTAX_ERROR_RULE
+
+
+def _violation(d: Mapping[str, Any], rule: str, prefix: str = "") -> Violation:
+    loc = d.get("location") or {}
+    return Violation(
+        rule,
+        int(loc.get("row") or 1),
+        int(loc.get("column") or 1),
+        prefix + str(d.get("message", "")),
+    )
+
+
+class _Attributor:
+    """Maps Ruff rule codes to the check (index in a group) whose selector covers them."""
+
+    def __init__(self, members: tuple[RuffCheck, ...]) -> None:
+        self.members = members
+        self._owner: dict[str, int | None] = {}
+
+    def owner(self, code: str) -> int | None:
+        try:
+            return self._owner[code]
+        except KeyError:
+            pass
+        owners = [k for k, m in enumerate(self.members) if any(selector_covers(s, code) for s in m.rules)]
+        if not owners and len(self.members) == 1:
+            owners = [0]  # e.g. a redirected rule code: the only check owns everything
+        found = owners[0] if len(owners) == 1 else None
+        self._owner[code] = found
+        return found
+
+
+def _attribute(
+    diagnostics: list[dict[str, Any]], attributor: _Attributor, version: str
+) -> list[RuffOutcome]:
+    """Split one file's diagnostics among the checks of its group (by selector)."""
+    members = attributor.members
+    found: list[list[Violation]] = [[] for _ in members]
+    syntax: list[Violation] = []
+    for d in diagnostics:
+        code = d.get("code")
+        if _is_syntax(code):
+            syntax.append(_violation(d, SYNTAX_ERROR_RULE, "syntax error: "))
+            continue
+        code = str(code)
+        if code == "E902":  # io-error: Ruff could not read the file
+            err = f"Ruff {version} could not read the code: {d.get('message', '')}"
+            return [RuffOutcome(error=err, ruff_version=version) for _ in members]
+        owner = attributor.owner(code)
+        if owner is None:
+            err = (
+                f"Ruff {version} reported rule {code}, which cannot be attributed to one of "
+                f"the selectors {[list(m.rules) for m in members]}"
+            )
+            return [RuffOutcome(error=err, ruff_version=version) for _ in members]
+        found[owner].append(_violation(d, code))
+    if not syntax and not diagnostics:
+        empty = RuffOutcome((), None, False, version)
+        return [empty] * len(members)
+    return [RuffOutcome(tuple(syntax + vs), None, bool(syntax), version) for vs in found]
+
+
+@functools.lru_cache(maxsize=1)
+def default_engine() -> RuffEngine:
+    """The process-wide engine using the ``ruff`` package's binary."""
+    return RuffEngine()
