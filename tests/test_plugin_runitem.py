@@ -1,4 +1,4 @@
-"""Unit tests of runitem: no-code detection, the adaptive prefetch window, error kinds."""
+"""Unit tests of plugin.run: no-code detection, the adaptive prefetch window, error kinds."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from pytest_vibecheck.generate.backends.base import BackendError, RateLimitError, ReplayMissError
 from pytest_vibecheck.generate.cache import CacheMissError
-from pytest_vibecheck.plugin import runitem
+from pytest_vibecheck.plugin.run import failure, prefetch, record, stages
 from pytest_vibecheck.verify.extract import extract_code
 
 
@@ -28,14 +28,14 @@ from pytest_vibecheck.verify.extract import extract_code
     ],
 )
 def test_has_no_code(reply: str, no_code: bool) -> None:
-    assert runitem.has_no_code(extract_code(reply)) is no_code
+    assert record.has_no_code(extract_code(reply)) is no_code
 
 
 def test_error_kinds() -> None:
-    assert runitem._error_kind(RateLimitError("x", status=429)) == "rate_limit"
-    assert runitem._error_kind(BackendError("x", status=500)) == "api_error"
-    assert runitem._error_kind(ReplayMissError("x")) == "replay_miss"
-    assert runitem._error_kind(CacheMissError("x")) == "cache_miss"
+    assert failure.error_kind(RateLimitError("x", status=429)) == "rate_limit"
+    assert failure.error_kind(BackendError("x", status=500)) == "api_error"
+    assert failure.error_kind(ReplayMissError("x")) == "replay_miss"
+    assert failure.error_kind(CacheMissError("x")) == "cache_miss"
 
 
 def test_describe_names_the_exception_and_where() -> None:
@@ -45,7 +45,7 @@ def test_describe_names_the_exception_and_where() -> None:
     try:
         boom()
     except NameError as exc:
-        text = runitem._describe(exc)
+        text = failure.describe_exception(exc)
     assert text.startswith("NameError: name 'x' is not defined (at test_plugin_runitem.py:")
     assert text.endswith(" in boom)")
 
@@ -66,14 +66,14 @@ def test_prefetch_window_grows_while_generation_is_fast_and_falls_back(monkeypat
     batches: list[list[str]] = []
     slow = {"s::t2[m]"}
 
-    def fake_prepare(runtime: Any, works: list[runitem.Work], concurrent: bool = True) -> None:
+    def fake_prepare(runtime: Any, works: list[record.Work], concurrent: bool = True) -> None:
         batches.append([str(w.spec) for w in works])
         for w in works:
             w.timing["generate"] = 1.0 if w.spec in slow else 0.01
 
-    monkeypatch.setattr(runitem, "prepare", fake_prepare)
+    monkeypatch.setattr(stages, "prepare", fake_prepare)
     runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=2))
-    pf = runitem.Prefetcher(runtime, window=8)  # type: ignore[arg-type]
+    pf = prefetch.Prefetcher(runtime, window=8)  # type: ignore[arg-type]
     for it in session.items:
         work = pf.take(it)  # type: ignore[arg-type]
         assert work.spec == it.nodeid

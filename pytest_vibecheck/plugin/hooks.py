@@ -6,7 +6,7 @@ unaffected. See docs/plugin.md.
 
 - settings: :mod:`pytest_vibecheck.plugin.settings` (resolved once into ``config.stash[SETTINGS_KEY]``);
 - collection: :mod:`pytest_vibecheck.plugin.items` (one item per problem x model x protocol x k x sample);
-- running an item: :mod:`pytest_vibecheck.plugin.runitem` (per-process ``Runtime`` in the stash);
+- running an item: :mod:`pytest_vibecheck.plugin.run` (per-process ``Runtime`` in the stash);
 - reports: :mod:`pytest_vibecheck.report` (controller-only ``VibeSummary``).
 """
 
@@ -26,7 +26,7 @@ from pytest_vibecheck.plugin.items import (
     plan_items,
     select_problems,
 )
-from pytest_vibecheck.plugin.runitem import RUNTIME_KEY, Runtime, VibeInfraError
+from pytest_vibecheck.plugin.run import RUNTIME_KEY, Runtime, VibeInfraError
 from pytest_vibecheck.plugin.settings import SETTINGS_KEY, add_options, resolve_settings
 from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
 

@@ -21,12 +21,18 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_vibecheck.plugin.run import (
+    ItemOutcome,
+    ItemSpec,
+    VibeFailure,
+    VibeInfraError,
+    run_item_for,
+)
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.verify.instructions import CATEGORIES, get_instruction
 
@@ -60,28 +66,6 @@ MARKER_HELP: tuple[str, ...] = (
     "multi_turn: vibecheck item of the multi-turn protocol (paper §3.2)",
     *(f"{cat}: vibecheck item judging a {name} instruction" for cat, name in CATEGORIES.items()),
 )
-
-
-@dataclass(frozen=True)
-class ItemSpec:
-    """What one item evaluates. ``label`` is the model's short name in node ids."""
-
-    suite: str
-    suite_hash: str | None
-    problem: Problem
-    model: str
-    label: str
-    protocol: str
-    k: int
-    sample: int
-
-    @property
-    def instructions(self) -> tuple[tuple[int, str, dict[str, Any]], ...]:
-        """The instructions judged, ``(position, id, params)``: for baseline all of the
-        problem's (never asked for), else the first k."""
-        refs = self.problem.instructions
-        chosen = refs if self.protocol == "baseline" else refs[: self.k]
-        return tuple((i, ref.id, dict(ref.params)) for i, ref in enumerate(chosen, start=1))
 
 
 def _sanitize(text: str) -> str:
@@ -194,7 +178,7 @@ class VibeItem(pytest.Item):
     def __init__(self, *, spec: ItemSpec, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.spec = spec
-        self.outcome: Any = None  # runitem.ItemOutcome after setup
+        self.outcome: ItemOutcome | None = None  # set by setup
         self.add_marker(
             pytest.mark.vibecheck(
                 suite=spec.suite,
@@ -218,13 +202,9 @@ class VibeItem(pytest.Item):
         )
 
     def setup(self) -> None:
-        from pytest_vibecheck.plugin.runitem import run_item_for
-
-        self.outcome = run_item_for(self)
+        self.outcome = run_item_for(self, self.spec)
 
     def runtest(self) -> None:
-        from pytest_vibecheck.plugin.runitem import VibeFailure
-
         outcome = self.outcome
         if outcome is None:  # pragma: no cover - setup always sets it or raises
             raise RuntimeError("vibecheck: item was not set up")
@@ -236,8 +216,6 @@ class VibeItem(pytest.Item):
         excinfo: ExceptionInfo[BaseException],
         style: Any = None,
     ) -> str | TerminalRepr:
-        from pytest_vibecheck.plugin.runitem import VibeFailure, VibeInfraError
-
         if isinstance(excinfo.value, (VibeFailure, VibeInfraError)):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)

@@ -1,0 +1,151 @@
+"""An item's prepared work (:class:`Work`, one :class:`Turn` per generation) and its report
+record (builtins only, docs/report-schema.md ``items[]``)."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.generate.backends.base import Generation
+    from pytest_vibecheck.plugin.run.failure import VibeInfraError
+    from pytest_vibecheck.plugin.run.spec import ItemSpec, Judged
+    from pytest_vibecheck.verify.extract import Extraction
+
+__all__ = ["ItemOutcome", "Turn", "Work", "has_no_code", "new_record", "sha256_text", "tests_dict"]
+
+#: Longest test message kept in a record.
+MAX_MESSAGE = 2000
+
+
+@dataclass
+class ItemOutcome:
+    """What :func:`run_item_for` returns: ``passed``, the failure text and the record."""
+
+    passed: bool
+    failure_text: str
+    record: dict[str, Any]
+
+
+def has_no_code(extraction: Extraction) -> bool:
+    """True when a reply has no code: extraction found nothing (method ``none``), or there was
+    no fenced block and the whole reply does not parse as Python or is only bare names and
+    constants (prose such as ``"Sorry"`` parses as a name)."""
+    if extraction.method == "none" or not extraction.code.strip():
+        return True
+    if extraction.method != "whole-reply":
+        return False
+    try:
+        tree = ast.parse(extraction.code)
+    except (SyntaxError, ValueError):
+        return True
+    return all(
+        isinstance(node, ast.Expr) and isinstance(node.value, (ast.Name, ast.Constant))
+        for node in tree.body
+    )
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def tests_dict(res: Any) -> dict[str, Any]:
+    message = str(getattr(res, "message", "") or "")
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + f"... [{len(message) - MAX_MESSAGE} more characters]"
+    return {
+        "status": str(res.status),
+        "failed_tests": [str(t) for t in (getattr(res, "failed_tests", ()) or ())],
+        "message": message,
+        "duration_s": float(getattr(res, "duration_s", 0.0) or 0.0),
+        "cached": bool(getattr(res, "cached", False)),
+    }
+
+
+@dataclass
+class Turn:
+    turn: int
+    k: int
+    generation: Generation
+    via_cache: bool
+    extraction: Extraction
+    no_code: bool
+    judged: Judged
+    tests: dict[str, Any] = field(default_factory=dict)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    ruff_version: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.tests.get("status") == "passed" and all(v["passed"] for v in self.verdicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        gen = self.generation
+        return {
+            "turn": self.turn,
+            "k": self.k,
+            "generation": {
+                "key": gen.key,
+                "cached": bool(gen.cached),
+                "via_cache": self.via_cache,
+                "input_tokens": gen.input_tokens,
+                "output_tokens": gen.output_tokens,
+                "latency_s": float(gen.latency_s),
+                "finish_reason": gen.finish_reason,
+            },
+            "extraction": {
+                "method": self.extraction.method,
+                "blocks": len(self.extraction.blocks),
+                "no_code": self.no_code,
+                "code_sha256": sha256_text(self.extraction.code),
+            },
+            "tests": self.tests,
+            "verdicts": self.verdicts,
+            "passed": self.passed,
+        }
+
+
+@dataclass
+class Work:
+    """The prepared result of one item: its turns, or the error / skip that stopped it."""
+
+    spec: ItemSpec
+    turns: list[Turn] = field(default_factory=list)
+    error: VibeInfraError | None = None
+    skip: str | None = None
+    timing: dict[str, float] = field(
+        default_factory=lambda: {"generate": 0.0, "tests": 0.0, "verify": 0.0, "total": 0.0}
+    )
+
+    @property
+    def live(self) -> bool:
+        return self.error is None and self.skip is None
+
+
+def new_record(spec: ItemSpec) -> dict[str, Any]:
+    """The item's record before it runs (builtins only)."""
+    from pytest_vibecheck.verify.instructions import get_instruction
+
+    return {
+        "suite": spec.suite,
+        "suite_sha256": spec.suite_hash,
+        "task_id": spec.problem.task_id,
+        "model": spec.model,
+        "protocol": spec.protocol,
+        "k": spec.k,
+        "sample": spec.sample,
+        "passed": None,
+        "error": None,
+        "skip_reason": None,
+        "instructions": [
+            {"position": pos, "id": iid, "category": get_instruction(iid).category, "params": params}
+            for pos, iid, params in spec.instructions
+        ],
+        "turns": [],
+        "no_code": False,
+        "timing": {"generate": 0.0, "tests": 0.0, "verify": 0.0, "total": 0.0},
+        "ruff_version": None,
+        "failure": None,
+    }

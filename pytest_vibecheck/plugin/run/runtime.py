@@ -1,0 +1,176 @@
+"""The per-process state (:class:`Runtime`: generators, caches, sandbox settings, prefetcher) and
+:func:`run_item_for`, which runs one item with it."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_vibecheck.plugin.run.failure import VibeInfraError, failure_text
+from pytest_vibecheck.plugin.run.prefetch import Prefetcher
+from pytest_vibecheck.plugin.run.record import ItemOutcome, new_record
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.execute.cache import ExecCache
+    from pytest_vibecheck.execute.tests import ExecSettings
+    from pytest_vibecheck.generate.backends.base import Generation, GenerationRequest
+    from pytest_vibecheck.generate.generator import Generator
+    from pytest_vibecheck.plugin.run.spec import ItemSpec
+    from pytest_vibecheck.plugin.run.stages import VerdictKey
+    from pytest_vibecheck.plugin.settings import VibeSettings
+
+__all__ = ["RUNTIME_KEY", "Runtime", "run_item_for"]
+
+
+class Runtime:
+    """Per-process state: one :class:`~pytest_vibecheck.generate.generator.Generator` per model (sharing
+    one generation cache), the sandbox result cache and the prefetcher.
+
+    Built once per process in ``pytest_configure`` (controller and xdist workers alike).
+    ``run_id`` is shared by all workers of a run (cache mode ``refresh``). Raises
+    :class:`~pytest_vibecheck.errors.VibecheckError` for an unknown model spec, a missing API
+    key or SDK.
+    """
+
+    def __init__(self, settings: VibeSettings, run_id: str | None = None) -> None:
+        from pytest_vibecheck.generate.backends.base import BackendSettings
+        from pytest_vibecheck.generate.backends.registry import make_backend
+        from pytest_vibecheck.generate.cache import GenerationCache
+        from pytest_vibecheck.generate.generator import Generator
+
+        self.settings = settings
+        self.run_id = run_id or uuid.uuid4().hex
+        self.cache: GenerationCache | None = None
+        self.generators: dict[str, Generator] = {}
+        try:
+            if settings.cache_mode != "off" and settings.cache is not None:
+                self.cache = GenerationCache(settings.cache)
+            bsettings = BackendSettings(base_url=settings.base_url, api_key_env=settings.api_key_env)
+            for spec in settings.models:
+                self.generators[spec] = Generator(
+                    make_backend(spec, bsettings),
+                    cache=self.cache,
+                    mode=settings.cache_mode,
+                    concurrency=settings.concurrency,
+                    run_id=self.run_id,
+                )
+        except BaseException:
+            self.close()
+            raise
+        #: verdicts already computed in this process (see :func:`verify_stage`)
+        self.verdicts: dict[VerdictKey, Any] = {}
+        self._inflight: dict[str, threading.Event] = {}
+        self._inflight_lock = threading.Lock()
+        self._exec_cache: ExecCache | None = None
+        #: how tests run: time limits calibrated per task on this machine from the reference
+        #: solution (max(floor, factor x its time), docs/sandbox.md), stored beside the cache
+        self.exec_settings: ExecSettings | None = exec_settings_for(settings)
+        self.prefetcher = Prefetcher(self)
+
+    def generate(self, model: str, request: GenerationRequest) -> Generation:
+        """One generation through the model's Generator. Identical requests in flight in this
+        process at the same time are made once: later ones wait and are then served from the
+        cache (so the baseline and multi-turn turn 0, prepared concurrently, share one reply)."""
+        generator = self.generators[model]
+        if not generator.uses_cache:
+            return generator.generate(request)
+        key = generator.key(request)
+        with self._inflight_lock:
+            event = self._inflight.get(key)
+            owner = event is None
+            if owner:
+                event = self._inflight[key] = threading.Event()
+        assert event is not None
+        if not owner:
+            event.wait()
+            return generator.generate(request)
+        try:
+            return generator.generate(request)
+        finally:
+            with self._inflight_lock:
+                del self._inflight[key]
+            event.set()
+
+    def exec_cache(self) -> ExecCache | None:
+        """The sandbox's result cache (``exec-cache.sqlite`` beside the generation cache),
+        opened on first use; None without a cache folder."""
+        if self._exec_cache is None and self.settings.cache is not None:
+            from pytest_vibecheck.execute.cache import ExecCache
+
+            self._exec_cache = ExecCache(self.settings.cache.parent / "exec-cache.sqlite")
+        return self._exec_cache
+
+    def close(self) -> None:
+        """Close every backend and the cache (idempotent)."""
+        for gen in self.generators.values():
+            with contextlib.suppress(Exception):  # closing must never fail a run
+                gen.backend.close()
+        self.generators = {}
+        if self.cache is not None:
+            self.cache.close()
+            self.cache = None
+        if getattr(self, "_exec_cache", None) is not None:
+            with contextlib.suppress(Exception):
+                self._exec_cache.close()  # type: ignore[union-attr]
+            self._exec_cache = None
+
+
+#: Stash key of the process's :class:`Runtime`.
+RUNTIME_KEY = pytest.StashKey[Runtime]()
+
+
+def run_item_for(item: pytest.Item, spec: ItemSpec) -> ItemOutcome:
+    """Run ``item`` (which evaluates ``spec``) with the process's runtime; its record goes into
+    ``user_properties``.
+
+    Raises :class:`VibeInfraError` (pytest error) or ``pytest.skip`` (tests cannot run here, or
+    the problem has fewer than k instructions).
+    """
+    t0 = time.perf_counter()
+    record = new_record(spec)
+    item.user_properties.append(("vibecheck", record))
+    runtime = item.config.stash.get(RUNTIME_KEY, None)
+    if runtime is None:
+        record["error"] = {"kind": "internal_error", "message": "the vibecheck runtime is not set up"}
+        raise VibeInfraError("internal_error", "the vibecheck runtime is not set up")
+    try:
+        work = runtime.prefetcher.take(item)
+    except Exception as exc:
+        record["error"] = {"kind": "internal_error", "message": f"{type(exc).__name__}: {exc}"}
+        raise
+    record["timing"] = dict(work.timing)
+    record["turns"] = [t.to_dict() for t in work.turns if t.tests]
+    record["ruff_version"] = next((t.ruff_version for t in work.turns if t.ruff_version), None)
+    if work.error is not None:
+        record["error"] = {"kind": work.error.kind, "message": work.error.message}
+        raise work.error
+    if work.skip is not None:
+        record["skip_reason"] = work.skip
+        pytest.skip(work.skip)
+    final = work.turns[-1]
+    record["no_code"] = final.no_code
+    record["passed"] = final.passed
+    record["timing"]["total"] = sum(work.timing[k] for k in ("generate", "tests", "verify")) + (
+        time.perf_counter() - t0
+    )
+    text = "" if final.passed else failure_text(spec, work.turns)
+    record["failure"] = text or None
+    return ItemOutcome(final.passed, text, record)
+
+
+def exec_settings_for(settings: VibeSettings) -> ExecSettings | None:
+    """Sandbox settings with a :class:`~pytest_vibecheck.execute.calibrate.Calibrator` whose store is
+    ``calibration.sqlite`` beside the generation cache; None (fixed default limits) when the
+    run has no cache folder."""
+    if settings.cache is None:
+        return None
+    from pytest_vibecheck.execute.calibrate import Calibrator
+    from pytest_vibecheck.execute.tests import ExecSettings
+
+    return ExecSettings(calibrator=Calibrator(Path(settings.cache).parent / "calibration.sqlite"))

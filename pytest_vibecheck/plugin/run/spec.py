@@ -1,0 +1,36 @@
+"""What one benchmark item evaluates: :class:`ItemSpec` (suite, problem, model, protocol, k,
+sample) and the judged instructions it implies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_vibecheck.suites.problem import Problem
+
+__all__ = ["ItemSpec", "Judged"]
+
+#: The instructions judged on one turn: ``(position, instruction id, params)``.
+Judged = tuple[tuple[int, str, dict[str, Any]], ...]
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    """What one item evaluates. ``label`` is the model's short name in node ids."""
+
+    suite: str
+    suite_hash: str | None
+    problem: Problem
+    model: str
+    label: str
+    protocol: str
+    k: int
+    sample: int
+
+    @property
+    def instructions(self) -> tuple[tuple[int, str, dict[str, Any]], ...]:
+        """The instructions judged, ``(position, id, params)``: for baseline all of the
+        problem's (never asked for), else the first k."""
+        refs = self.problem.instructions
+        chosen = refs if self.protocol == "baseline" else refs[: self.k]
+        return tuple((i, ref.id, dict(ref.params)) for i, ref in enumerate(chosen, start=1))

@@ -1,0 +1,256 @@
+"""The three stages that prepare items (in place, over a batch of :class:`Work`): generate and
+extract (concurrently, ``--vibe-concurrency`` at a time), verify (one Ruff batch for every turn),
+test (the distinct programs in the sandbox)."""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.plugin.run.failure import VibeInfraError, describe_exception, error_kind
+from pytest_vibecheck.plugin.run.record import Turn, Work, has_no_code, sha256_text, tests_dict
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.generate.backends.base import Generation
+    from pytest_vibecheck.plugin.run.runtime import Runtime
+    from pytest_vibecheck.plugin.run.spec import Judged
+
+__all__ = ["generate_stage", "prepare", "test_stage", "verify_stage"]
+
+#: Violation rule used when a reply has no code (every instruction counts as not followed).
+NO_CODE_RULE = "NO-CODE"
+
+
+def generate_one(runtime: Runtime, work: Work) -> None:
+    """All generations of one item (sequential: multi-turn replies build on each other)."""
+    from pytest_vibecheck.generate import protocols
+    from pytest_vibecheck.generate.backends.base import GenerationError
+    from pytest_vibecheck.generate.generator import request_for
+    from pytest_vibecheck.verify.extract import extract_code
+
+    spec = work.spec
+    t0 = time.perf_counter()
+    if spec.k > len(spec.problem.instructions):
+        work.skip = (
+            f"vibecheck: {spec.problem.task_id} has {len(spec.problem.instructions)} "
+            f"instructions, fewer than k = {spec.k}"
+        )
+        return
+    generator = runtime.generators[spec.model]
+    settings = runtime.settings
+
+    def generate(messages: Sequence[Mapping[str, str]], label: str) -> Generation:
+        request = request_for(
+            spec.problem,
+            [dict(m) for m in messages],
+            label,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            sample=spec.sample,
+        )
+        return runtime.generate(spec.model, request)
+
+    def turn(t: int, k: int, gen: Generation, judged: Judged) -> Turn:
+        ex = extract_code(gen.text, mode=settings.extract, entry_point=spec.problem.entry_point)  # type: ignore[arg-type]
+        return Turn(t, k, gen, generator.uses_cache, ex, has_no_code(ex), judged)
+
+    try:
+        if spec.protocol == "multi":
+            everything = tuple(
+                (i, ref.id, dict(ref.params))
+                for i, ref in enumerate(spec.problem.instructions, start=1)
+            )
+            history: list[str] = []
+            for t in range(spec.k + 1):
+                gen = generate(
+                    protocols.multi_turn_messages(spec.problem, history, t),
+                    protocols.label("multi", t),
+                )
+                history.append(gen.text)
+                work.turns.append(turn(t, t, gen, everything if t == 0 else spec.instructions[:t]))
+        else:
+            gen = generate(
+                protocols.protocol_messages(spec.problem, spec.protocol, spec.k),
+                protocols.label(spec.protocol, spec.k),
+            )
+            work.turns.append(turn(0, spec.k, gen, spec.instructions))
+    except GenerationError as exc:
+        work.error = VibeInfraError(error_kind(exc), str(exc))
+    except VibecheckError as exc:
+        work.error = VibeInfraError("backend_error", str(exc))
+    except Exception as exc:  # a backend bug or an unmapped SDK error: still not the model's fault
+        work.error = VibeInfraError("backend_error", describe_exception(exc))
+    finally:
+        work.timing["generate"] = time.perf_counter() - t0
+
+
+def generate_stage(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
+    """Stage 1 for many items, ``--vibe-concurrency`` at a time (one after the other when
+    ``concurrent`` is false: cache hits are faster without threads)."""
+    n = min(runtime.settings.concurrency, len(works)) if concurrent else 1
+    if n <= 1:
+        for w in works:
+            generate_one(runtime, w)
+        return
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="vibecheck-gen") as pool:
+        list(pool.map(lambda w: generate_one(runtime, w), works))
+
+
+
+def _no_code_verdicts(judged: Judged) -> list[dict[str, Any]]:
+    return [
+        {
+            "position": pos,
+            "id": iid,
+            "passed": False,
+            "error": None,
+            "violations": [
+                {"rule": NO_CODE_RULE, "line": 1, "column": 1, "message": "the reply contains no code"}
+            ],
+        }
+        for pos, iid, _params in judged
+    ]
+
+
+#: Verdicts remembered per process (identical code is judged once: the baseline and multi-turn
+#: turn 0 share a reply, and a model often returns the same code on several turns).
+MEMO_LIMIT = 100_000
+
+VerdictKey = tuple[str, str, str]  # sha256 of (reply, code, entry point), instruction id, params
+
+
+def verify_stage(works: Sequence[Work], memo: dict[VerdictKey, Any] | None = None) -> None:
+    """Stage 2: judge every turn of every live item; each distinct (reply, code, instruction,
+    params) once, all in one :func:`~pytest_vibecheck.verify.api.verify_batch`."""
+
+    from pytest_vibecheck.verify.api import VerifyItem, verify_batch
+
+    memo = {} if memo is None else memo
+    if len(memo) > MEMO_LIMIT:
+        memo.clear()
+    t0 = time.perf_counter()
+    targets: list[tuple[Work, Turn, list[VerdictKey]]] = []
+    todo: dict[str, tuple[Turn, Work, dict[VerdictKey, tuple[str, dict[str, Any]]]]] = {}
+    for w in works:
+        if not w.live:
+            continue
+        for t in w.turns:
+            if t.no_code:
+                t.verdicts = _no_code_verdicts(t.judged)
+                continue
+            if not t.judged:
+                continue
+            text_key = sha256_text(
+                json.dumps([t.generation.text, t.extraction.code, w.spec.problem.entry_point])
+            )
+            keys: list[VerdictKey] = []
+            for _pos, iid, params in t.judged:
+                key = (text_key, iid, json.dumps(params, sort_keys=True))
+                keys.append(key)
+                if key not in memo:
+                    entry = todo.setdefault(text_key, (t, w, {}))
+                    entry[2][key] = (iid, params)
+            targets.append((w, t, keys))
+    if todo:
+        batch = [
+            VerifyItem(
+                instructions=list(pending.values()),
+                reply=t.generation.text,
+                code=t.extraction.code,
+                entry_point=w.spec.problem.entry_point,
+            )
+            for t, w, pending in todo.values()
+        ]
+        try:
+            results = verify_batch(batch)
+        except Exception as exc:
+            msg = str(exc) if isinstance(exc, VibecheckError) else describe_exception(exc)
+            for w, _t, _keys in targets:
+                w.error = w.error or VibeInfraError("verifier_error", msg)
+            return
+        for (_t, _w, pending), verdicts in zip(todo.values(), results, strict=True):
+            for key, v in zip(pending, verdicts, strict=True):
+                memo[key] = v
+    for w, t, keys in targets:
+        t.verdicts = []
+        for (pos, iid, _params), key in zip(t.judged, keys, strict=True):
+            v = memo[key]
+            if v.passed is None:
+                w.error = w.error or VibeInfraError(
+                    "verifier_error", f"{iid} could not be verified: {v.error}"
+                )
+            t.ruff_version = t.ruff_version or v.ruff_version
+            t.verdicts.append(
+                {
+                    "position": pos,
+                    "id": iid,
+                    "passed": bool(v.passed),
+                    "error": v.error,
+                    "violations": [x.to_dict() for x in v.violations],
+                }
+            )
+    judged = {id(w): w for w, _t, _k in targets}
+    share = (time.perf_counter() - t0) / max(1, len(judged))
+    for w in judged.values():
+        w.timing["verify"] += share
+
+
+
+def test_stage(runtime: Runtime, works: Sequence[Work]) -> None:
+    """Stage 3: run each item's distinct programs in the sandbox with the sandbox's result
+    cache, several at once (:func:`pytest_vibecheck.execute.pool.run_many`: the CPUs shared among the
+    xdist workers)."""
+    from pytest_vibecheck.execute.pool import run_many
+
+    keys: list[tuple[int, str]] = []
+    pairs: list[tuple[str, Any]] = []
+    for w in works:
+        if w.live:
+            for t in w.turns:
+                key = (id(w), t.extraction.code)
+                if key not in keys:
+                    keys.append(key)
+                    pairs.append((t.extraction.code, w.spec.problem))
+    if not pairs:
+        return
+    t0 = time.perf_counter()
+    try:
+        results = run_many(pairs, runtime.exec_settings, runtime.exec_cache())
+    except Exception as exc:  # a sandbox bug is an infrastructure failure, never the model's
+        msg = str(exc) if isinstance(exc, VibecheckError) else describe_exception(exc)
+        for w in works:
+            if w.live:
+                w.error = VibeInfraError("sandbox_error", msg)
+        return
+    outs = {key: tests_dict(res) for key, res in zip(keys, results, strict=True)}
+    seconds = (time.perf_counter() - t0) / max(1, len({k[0] for k in keys}))
+    for w in works:
+        if not w.live:
+            continue
+        w.timing["tests"] += seconds
+        for t in w.turns:
+            tests = outs[(id(w), t.extraction.code)]
+            t.tests = tests
+            if tests["status"] == "error":
+                w.error = VibeInfraError("sandbox_error", tests["message"] or "the sandbox failed")
+                break
+            if tests["status"] == "skipped":
+                w.skip = "vibecheck: " + (tests["message"] or "the tests cannot run in this environment")
+                break
+
+
+def prepare(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
+    """Run the three stages over ``works`` (in place). Warnings raised by parsing the model's
+    code (``invalid escape sequence``, other ``SyntaxWarning`` s) are about the model's code,
+    not the run, and are not shown."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=SyntaxWarning)
+        warnings.filterwarnings("ignore", message="invalid escape sequence", category=DeprecationWarning)
+        generate_stage(runtime, works, concurrent)
+        verify_stage(works, runtime.verdicts)
+        test_stage(runtime, works)
