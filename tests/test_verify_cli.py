@@ -97,11 +97,17 @@ def test_usage_errors_exit_2(code_file: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_invalid_cli_parameter_is_a_usage_error(code_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the message must not claim a reset (or a drop) that strict mode does not do
     assert cli.main(["verify", str(code_file), "-i", "logic_3:max_branches=9"]) == 2
-    err = capsys.readouterr().err
-    assert "max_branches='9' is not int in [2, 4]" in err
+    assert capsys.readouterr().err == (
+        "vibecheck verify: error: logic_3: parameter max_branches='9' is not int in [2, 4]; "
+        "give a valid value, or pass --lenient-params to reset invalid parameters to their "
+        "defaults as the paper does\n"
+    )
     assert cli.main(["verify", str(code_file), "-i", "style_3:foo=1"]) == 2
-    assert "unknown parameter 'foo' dropped" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "style_3: unknown parameter 'foo' (parameters: line_length); give a valid" in err
+    assert "dropped" not in err and "reset to the default" not in err
 
 
 def test_parameter_warning_on_stderr(code_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_vibecheck.errors import ParameterWarning, VibecheckError
+from pytest_vibecheck.errors import ParameterError, ParameterWarning, VibecheckError
 from pytest_vibecheck.verify.api import VerifyItem, verify_batch
 from pytest_vibecheck.verify.instructions import default_registry
 from pytest_vibecheck.verify.params import parse_instruction_arg, validate_params
@@ -106,8 +106,14 @@ def _run_single(args: argparse.Namespace) -> int:
         inst = registry.get(iid)  # unknown id -> UnknownIdError with suggestions (exit 2)
         if not args.lenient_params:
             # A value typed on the command line is checked strictly: a typo must not be
-            # silently replaced by the default (ParameterError -> exit 2).
-            validate_params(inst, params, strict=True, warn=False)
+            # silently replaced by the default (ParameterError -> exit 2); nothing is reset.
+            try:
+                validate_params(inst, params, strict=True, warn=False)
+            except ParameterError as exc:
+                raise ParameterError(
+                    f"{exc}; give a valid value, or pass --lenient-params to reset invalid "
+                    "parameters to their defaults as the paper does"
+                ) from None
         pairs.append((iid, params))
     text = _read_text(args.file)
     name = "<stdin>" if args.file == "-" else args.file

@@ -57,16 +57,20 @@ def validate_params(
     such as ``"3"`` are accepted as ints (this is not counted as a change). Each change is
     described in ``changes`` and, if ``warn``, emitted as a :class:`ParameterWarning`.
 
-    Raises :class:`ParameterError` on the first problem when ``strict``, and
+    Raises :class:`ParameterError` on the first problem when ``strict`` (its message states the
+    problem only: nothing is dropped or reset), and
     :class:`~pytest_vibecheck.errors.UnknownIdError` for an unknown instruction id.
     """
     inst = get_instruction(instruction) if isinstance(instruction, str) else instruction
     given = dict(params or {})
     out: dict[str, int | str] = {}
-    changes: list[str] = []
+    # (the problem alone, for strict mode, which changes nothing; the problem and what the
+    # paper's validation did about it)
+    problems: list[tuple[str, str]] = []
     for key in sorted(set(given) - set(inst.params)):
         known = ", ".join(inst.params) or "none"
-        changes.append(f"{inst.id}: unknown parameter {key!r} dropped (parameters: {known})")
+        what = f"{inst.id}: unknown parameter {key!r}"
+        problems.append((f"{what} (parameters: {known})", f"{what} dropped (parameters: {known})"))
     for name, spec in inst.params.items():
         if name not in given:
             out[name] = spec.default
@@ -77,12 +81,11 @@ def validate_params(
             out[name] = value  # type: ignore[assignment]
         else:
             out[name] = spec.default
-            changes.append(
-                f"{inst.id}: parameter {name}={raw!r} is not {spec.describe()}; "
-                f"reset to the default {spec.default!r}"
-            )
-    if changes and strict:
-        raise ParameterError(changes[0])
+            what = f"{inst.id}: parameter {name}={raw!r} is not {spec.describe()}"
+            problems.append((what, f"{what}; reset to the default {spec.default!r}"))
+    if problems and strict:
+        raise ParameterError(problems[0][0])
+    changes = [change for _, change in problems]
     if warn:
         for change in changes:
             warnings.warn(change, ParameterWarning, stacklevel=2)
