@@ -267,6 +267,33 @@ def test_unknown_base_and_no_repository(pytester: pytest.Pytester, repo: Path, t
 # ---------------------------------------------------------------- pure functions
 
 
+def test_base_ref_precedence(repo: Path) -> None:
+    # --vibe-base > the pull request's base (GITHUB_BASE_REF) > [tool.vibecheck.gate] base >
+    # main; action.yml and docs/ci.md document the same order
+    git(repo, "branch", "develop", "main")
+    pr = {"GITHUB_BASE_REF": "main"}
+    assert gate.resolve_base(repo, None, "develop", environ=pr) == "main"
+    assert gate.resolve_base(repo, None, "develop", environ={}) == "develop"
+    assert gate.resolve_base(repo, "develop", None, environ=pr) == "develop"
+    assert gate.resolve_base(repo, None, None, environ={}) == "main"
+    git(repo, "branch", "origin/main", "main")  # a remote-tracking name wins over the local one
+    assert gate.resolve_base(repo, None, "develop", environ=pr) == "origin/main"
+    with pytest.raises(gate.GateError, match=r"base branch 'release' \(GITHUB_BASE_REF\) is not fetched"):
+        gate.resolve_base(repo, None, "develop", environ={"GITHUB_BASE_REF": "release"})
+
+
+def test_gate_uses_the_pull_request_base_over_the_config(
+    pytester: pytest.Pytester, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(repo, "branch", "develop", "HEAD")  # the config's base: nothing changed against it
+    write(repo, {"pyproject.toml": GATE_TOML + 'base = "develop"\n'})
+    commit_all(repo, "config base")
+    git(repo, "branch", "-f", "develop", "HEAD")
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    result = pytester.runpytest("--vibe-gate", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["base main (merge base *); 4 changed Python file(s); *"])
+
+
 def test_parse_unified_diff_cases() -> None:
     text = "\n".join([
         "diff --git a/a b.py b/a b.py",

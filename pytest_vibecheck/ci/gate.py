@@ -291,23 +291,32 @@ def resolve_base(
     configured: str | None,
     environ: Mapping[str, str] | None = None,
 ) -> str:
-    """Choose the base ref: ``--vibe-base`` > ``base`` in the config > ``origin/$GITHUB_BASE_REF``
-    (set by GitHub Actions on pull requests) > ``origin/main`` > ``main`` > ``origin/master`` >
-    ``master``. An explicit or configured ref must exist; :class:`GateError` otherwise.
+    """Choose the base ref: ``--vibe-base`` > the pull request's base branch
+    (``origin/$GITHUB_BASE_REF``, else ``$GITHUB_BASE_REF``; GitHub Actions sets it on pull
+    requests) > ``base`` in the config > ``origin/main`` > ``main`` > ``origin/master`` >
+    ``master``.
+
+    The pull request's own base wins over the config because it is what the change will be
+    merged into: a pull request into ``release`` diffed against a configured ``develop`` would
+    count every difference between the two branches as changed. The config's ``base`` is the
+    default outside pull requests (pushes, local runs). An explicit or configured ref, and a
+    pull request base that is set, must exist; :class:`GateError` otherwise.
     """
     env = os.environ if environ is None else environ
-    for given, where in ((explicit, "--vibe-base"), (configured, "[tool.vibecheck.gate] base")):
-        if given:
-            if not _ref_exists(repo, given):
-                raise GateError(
-                    f"base ref {given!r} (from {where}) is not a commit in {repo}; fetch it "
-                    "first (in GitHub Actions: actions/checkout with fetch-depth: 0)"
-                )
-            return given
-    candidates = []
-    if env.get("GITHUB_BASE_REF"):
-        candidates += [f"origin/{env['GITHUB_BASE_REF']}", env["GITHUB_BASE_REF"]]
-    candidates += ["origin/main", "main", "origin/master", "master"]
+    if explicit:
+        return _existing(repo, explicit, "--vibe-base")
+    pr_base = env.get("GITHUB_BASE_REF", "").strip()
+    if pr_base:
+        for ref in (f"origin/{pr_base}", pr_base):
+            if _ref_exists(repo, ref):
+                return ref
+        raise GateError(
+            f"the pull request's base branch {pr_base!r} (GITHUB_BASE_REF) is not fetched in "
+            f"{repo}: fetch it first (actions/checkout with fetch-depth: 0) or pass --vibe-base REF"
+        )
+    if configured:
+        return _existing(repo, configured, "[tool.vibecheck.gate] base")
+    candidates = ["origin/main", "main", "origin/master", "master"]
     for ref in candidates:
         if _ref_exists(repo, ref):
             return ref
@@ -315,6 +324,15 @@ def resolve_base(
         f"no base ref found (tried {', '.join(candidates)}); pass --vibe-base REF or set "
         "base in [tool.vibecheck.gate]"
     )
+
+
+def _existing(repo: Path, ref: str, where: str) -> str:
+    if not _ref_exists(repo, ref):
+        raise GateError(
+            f"base ref {ref!r} (from {where}) is not a commit in {repo}; fetch it "
+            "first (in GitHub Actions: actions/checkout with fetch-depth: 0)"
+        )
+    return ref
 
 
 _UNQUOTE = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",

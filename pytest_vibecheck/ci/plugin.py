@@ -55,8 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     g.addoption(
         "--vibe-base", metavar="REF", default=None,
-        help="gate: the base ref to diff against (default: base in [tool.vibecheck.gate], else "
-        "origin/$GITHUB_BASE_REF, origin/main, main, origin/master, master)",
+        help="gate: the base ref to diff against (default: the pull request's base "
+        "origin/$GITHUB_BASE_REF, else base in [tool.vibecheck.gate], else origin/main, main, "
+        "origin/master, master)",
     )
     g.addoption(
         "--vibe-gate-all-lines", action="store_true", default=False,
