@@ -142,9 +142,13 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve the options once; in gate mode load the config and compute the diff (a bad
-    config or base ref is a usage error, exit status 4); register the controller reporter."""
+    config or base ref is a usage error, exit status 4); register the controller reporter.
+
+    Last, so the reporter is registered after the benchmark's summary reporter and its
+    terminal summary (thresholds, exit note) comes after the summary table."""
     settings = _resolve(config)
     config.stash[CI_SETTINGS_KEY] = settings
     config.addinivalue_line(
@@ -558,7 +562,18 @@ class CIReporter:
             warnings.warn(f"vibecheck gate: cannot append to GITHUB_STEP_SUMMARY {path}: {exc}",
                           stacklevel=1)
 
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(
+        self, terminalreporter: Any, exitstatus: int
+    ) -> Generator[None, None, None]:
+        """The gate summary, thresholds and exit note, at the very end of the output (after
+        pytest's short test summary and the benchmark's summary table)."""
+        try:
+            return (yield)
+        finally:
+            self._write_summary(terminalreporter)
+
+    def _write_summary(self, terminalreporter: Any) -> None:
         s = self.settings
         tr = terminalreporter
         run: GateRun | None = self.config.stash.get(GATE_RUN_KEY, None)

@@ -27,7 +27,12 @@ from pytest_vibecheck.plugin.items import (
     select_problems,
 )
 from pytest_vibecheck.plugin.run import RUNTIME_KEY, Runtime, VibeInfraError
-from pytest_vibecheck.plugin.settings import SETTINGS_KEY, add_options, resolve_settings
+from pytest_vibecheck.plugin.settings import (
+    SETTINGS_KEY,
+    VibeSettings,
+    add_options,
+    resolve_settings,
+)
 from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
 
 _RUN_ID_KEY = "vibecheck_run_id"
@@ -66,6 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput.get(_RUN_ID_KEY) if workerinput is not None else None
+    if workerinput is None:  # before anything is opened or spent
+        _check_outputs(config, settings)
     try:
         from pytest_vibecheck.suites.store import find_suite
 
@@ -85,6 +92,34 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(summary, "vibecheck-summary")
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(_XdistHooks(runtime.run_id), "vibecheck-xdist")
+
+
+def _check_outputs(config: pytest.Config, settings: VibeSettings) -> None:
+    """Every report file of the run can be written (:func:`~pytest_vibecheck.report.outputs.
+    check_output_path`), and no two outputs share a path; else a one-line usage error naming
+    the setting, where it came from, and the path."""
+    from pytest_vibecheck.report.outputs import OutputPathError, check_output_path
+
+    seen: dict[Path, str] = {}
+    xmlpath = getattr(config.option, "xmlpath", None)  # pytest's own --junitxml
+    if xmlpath:
+        seen[Path(config.invocation_params.dir, xmlpath).resolve()] = "--junitxml"
+    for name, example in (("report", "vibe.json"), ("junitxml", "vibe.xml")):
+        path = getattr(settings, name)
+        if path is None:
+            continue
+        where = settings.sources.get(name, name)
+        try:
+            check_output_path(path, example=example)
+        except OutputPathError as exc:
+            raise pytest.UsageError(f"vibecheck: {where} {path}: {exc}") from None
+        key = path.resolve()
+        if key in seen:
+            raise pytest.UsageError(
+                f"vibecheck: {where} {path}: the same file as {seen[key]}; give each output "
+                "its own path"
+            )
+        seen[key] = where
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.report.aggregate import aggregate, generation_totals
 from pytest_vibecheck.report.json_report import build_report, write_report
 from pytest_vibecheck.report.junit import write_junit
+from pytest_vibecheck.report.outputs import write_error_line
 from pytest_vibecheck.report.terminal import render_summary
 
 if TYPE_CHECKING:
@@ -53,6 +55,8 @@ class VibeSummary:
         self.extra: dict[str, Any] = {}
         self.report: dict[str, Any] | None = None
         self.written: list[tuple[str, Path]] = []
+        #: one line per report that could not be written at the end of the run
+        self.write_errors: list[str] = []
         #: progress counters: generations requested and served from the cache so far
         self.requested = 0
         self.cached = 0
@@ -128,13 +132,34 @@ class VibeSummary:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Write the reports. A report that cannot be written (the paths were checked at
+        configure time, but the disk may fill up or a folder vanish) is one line in the
+        terminal summary and exit status 1, never a traceback that hides the summary."""
         report = self.build(int(session.exitstatus))
-        if self.settings.report is not None:
-            self.written.append(("JSON report", write_report(self.settings.report, report)))
-        if self.settings.junitxml is not None:
-            self.written.append(("JUnit XML", write_junit(self.settings.junitxml, report)))
+        outputs = (
+            ("JSON report", self.settings.report, write_report),
+            ("JUnit XML", self.settings.junitxml, write_junit),
+        )
+        for what, path, write in outputs:
+            if path is None:
+                continue
+            try:
+                self.written.append((what, write(path, report)))
+            except (OSError, VibecheckError) as exc:
+                self.write_errors.append(write_error_line(what, path, exc))
+        if self.write_errors and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
+        """The summary table, last: after pytest's own sections and its short test summary
+        (``FAILED ...`` lines), so a run ends on the table, just above pytest's final line."""
+        try:
+            return (yield)
+        finally:
+            self._write_summary(terminalreporter)
+
+    def _write_summary(self, terminalreporter: Any) -> None:
         report = self.report or {
             "aggregates": self.aggregates(),
             "generation": generation_totals(self.items()),
@@ -144,6 +169,8 @@ class VibeSummary:
             terminalreporter.write_line(line)
         for what, path in self.written:
             terminalreporter.write_line(f"{what}: {path}")
+        for line in self.write_errors:
+            terminalreporter.write_line(line, red=True)
 
     # ------------------------------------------------------------ progress
 

@@ -1,0 +1,118 @@
+"""What a run writes and says (pytester, the tiny suite, the reference model): report paths
+checked at configure time, write failures at the end that keep the summary, and the summary
+table placed last."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from plugin_helpers import write_tiny_suite
+
+from pytest_vibecheck.report.outputs import OutputPathError, check_output_path
+
+RUN = ("--vibe-model", "reference", "--vibe-suite", "suite", "--vibe-protocol", "baseline",
+       "-p", "no:randomly", "-p", "no:cacheprovider")
+
+
+@pytest.fixture
+def tiny(pytester: pytest.Pytester) -> pytest.Pytester:
+    write_tiny_suite(pytester.path / "suite")
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\n")
+    return pytester
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--vibe-report", "/proc/x.json"),
+         "ERROR: vibecheck: --vibe-report /proc/x.json: cannot write in /proc (*); give a file "
+         "path in a folder you can write to"),
+        (("--vibe-report", "{tmp}"),
+         "ERROR: vibecheck: --vibe-report {tmp}: is a folder; give a file path such as "
+         "{tmp}/vibe.json"),
+        (("--vibe-junitxml", "pyproject.toml/sub/j.xml"),
+         "ERROR: vibecheck: --vibe-junitxml {here}/pyproject.toml/sub/j.xml: its folder cannot be "
+         "made: {here}/pyproject.toml is a file, not a folder; give a file path in a folder you "
+         "can write to"),
+        (("--vibe-report", "same.xml", "--junitxml", "same.xml"),
+         "ERROR: vibecheck: --vibe-report {here}/same.xml: the same file as --junitxml; give each "
+         "output its own path"),
+    ],
+)
+def test_a_bad_report_path_is_a_one_line_usage_error_before_the_run(
+    tiny: pytest.Pytester, tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    fill = {"tmp": str(tmp_path), "here": str(tiny.path)}
+    result = tiny.runpytest(*RUN, *(a.format(**fill) for a in args))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message.format(**fill)])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    assert len(result.stderr.str().strip().splitlines()) == 1
+    assert not (tiny.path / ".vibecheck" / "cache.sqlite").exists()  # nothing ran
+
+
+def test_the_report_path_from_pyproject_is_named_with_its_source(tiny: pytest.Pytester) -> None:
+    tiny.makepyprojecttoml('[tool.pytest.ini_options]\n[tool.vibecheck]\nreport = "/proc/r.json"\n')
+    result = tiny.runpytest(*RUN)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.str().startswith(
+        "ERROR: vibecheck: pyproject.toml [tool.vibecheck] report /proc/r.json: cannot write in /proc ("
+    )
+
+
+WRECK_CONFTEST = """
+import shutil
+from pathlib import Path
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    out = Path(session.config.rootpath, "out")
+    shutil.rmtree(out, ignore_errors=True)
+    out.write_text("a file now, not a folder")
+"""
+
+
+def test_a_write_failure_at_the_end_keeps_the_summary_and_is_one_line(tiny: pytest.Pytester) -> None:
+    (tiny.path / "out").mkdir()
+    tiny.makeconftest(WRECK_CONFTEST)  # the folder becomes a file after the check at start
+    result = tiny.runpytest(*RUN, "--vibe-no-fail-items", "--vibe-report", "out/r.json",
+                            "--vibe-junitxml", "out/j.xml")
+    out = result.stdout.str()
+    assert "Traceback" not in out + result.stderr.str()
+    result.stdout.fnmatch_lines([
+        "*= vibecheck summary =*",
+        "suite*model*protocol*",
+        "tiny*reference*baseline*0*3*100.0%*",
+        f"vibecheck: cannot write the JSON report {tiny.path}/out/r.json (*); the summary above is complete",
+        f"vibecheck: cannot write the JUnit XML {tiny.path}/out/j.xml (*); the summary above is complete",
+    ])
+    # the items' failures are ignored (--vibe-no-fail-items), the lost reports are not
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_the_run_ends_on_the_summary_table(tiny: pytest.Pytester) -> None:
+    result = tiny.runpytest(*RUN, "-q", "--tb=no", "--vibe-no-fail-items")
+    lines = result.stdout.str().strip().splitlines()
+    # pytest's FAILED lines come first, then the table, then pytest's final line
+    start = next(i for i, line in enumerate(lines) if "vibecheck summary" in line)
+    assert all(not line.startswith("FAILED") for line in lines[start:])
+    assert any(line.startswith("FAILED") for line in lines[:start])
+    assert lines[start + 1].startswith("suite  model")
+    assert lines[start + 2].startswith("tiny   reference  baseline  0  3  100.0%")
+    assert lines[start + 5:] == [
+        "vibecheck: 3 failed vibecheck item(s) ignored (--vibe-no-fail-items)",
+        lines[-1],
+    ]
+    assert lines[-1].startswith("3 failed in ")
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_check_output_path_leaves_nothing_behind(tmp_path: Path) -> None:
+    check_output_path(tmp_path / "a" / "b" / "r.json")
+    assert list(tmp_path.iterdir()) == []  # no folder made, no probe file left
+    with pytest.raises(OutputPathError, match="is a folder"):
+        check_output_path(tmp_path)
