@@ -98,11 +98,6 @@ def test_gate_counts_only_changed_lines(pytester: pytest.Pytester, repo: Path) -
         "mod.py: instruction style_3 not followed on changed lines:",
         "  mod.py:9:80: E501 Line too long (91 > 79)",
         "  (1 more on unchanged lines, not counted; --vibe-gate-all-lines counts them)",
-        "*= vibecheck gate =*",
-        "base main (merge base *); 4 changed Python file(s); 7 check(s): 2 failed, 0 error(s); "
-        "violations counted on changed lines only (4 on unchanged lines not counted)",
-        "skipped gone.py: deleted",
-        "skipped notes.txt: not a Python file",
         "PASSED clean.py::gate[style_3]",
         "PASSED clean.py::gate[doc_1]",
         "PASSED mod.py::gate[doc_1]",
@@ -110,6 +105,13 @@ def test_gate_counts_only_changed_lines(pytester: pytest.Pytester, repo: Path) -
         "PASSED pkg/renamed.py::gate[doc_1]",
         "FAILED broken.py::gate?syntax? - *",
         "FAILED mod.py::gate?style_3? - *",
+        # the gate's summary comes last, after pytest's short test summary
+        "*= vibecheck gate =*",
+        "base main (merge base *); 4 changed Python file(s); 7 check(s): 2 failed, 0 error(s); "
+        "violations counted on changed lines only (4 on unchanged lines not counted)",
+        "skipped gone.py: deleted",
+        "skipped notes.txt: not a Python file",
+        "*= 2 failed, 5 passed in *",
     ])
     # no GitHub output outside GitHub Actions
     assert "::error" not in result.stdout.str()
@@ -128,11 +130,11 @@ def test_gate_all_lines(pytester: pytest.Pytester, repo: Path) -> None:
         "  mod.py:4:9: ANN001 Missing type annotation for function argument `value`",
         "pkg/renamed.py: instruction style_3 not followed:",
         "  pkg/renamed.py:2:80: E501 Line too long (96 > 79)",
-        "*violations counted on all lines",
         "FAILED broken.py::gate?syntax? - *",
         "FAILED mod.py::gate?style_3? - *",
         "FAILED mod.py::gate?doc_1? - *",
         "FAILED pkg/renamed.py::gate?style_3? - *",
+        "*violations counted on all lines",
     ])
 
 

@@ -4,6 +4,8 @@ table placed last."""
 
 from __future__ import annotations
 
+import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,31 @@ def test_check_output_path_leaves_nothing_behind(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # no folder made, no probe file left
     with pytest.raises(OutputPathError, match="is a folder"):
         check_output_path(tmp_path)
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_pytest_junitxml_gets_short_properties_not_a_record_repr(
+    tiny: pytest.Pytester, workers: list[str]
+) -> None:
+    result = tiny.runpytest(*RUN, "--vibe-protocol", "single", "--vibe-k", "2", "--junitxml",
+                            "pytest.xml", "--vibe-report", "r.json", *workers)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    cases = {c.get("name"): c for c in ET.parse(tiny.path / "pytest.xml").iter("testcase")}
+    props = {
+        name: [(p.get("name"), p.get("value")) for p in case.iter("property")]
+        for name, case in cases.items()
+    }
+    assert props["t/sign[reference-single-k2]"] == [
+        ("vibecheck.model", "reference"),
+        ("vibecheck.protocol", "single"),
+        ("vibecheck.k", "2"),
+        ("vibecheck.tests", "passed"),
+        ("vibecheck.logic_3", "passed"),
+        ("vibecheck.doc_1", "failed"),
+    ]
+    text = (tiny.path / "pytest.xml").read_text(encoding="utf-8")
+    assert "{'" not in text and "code_sha256" not in text  # no Python repr of the record
+    # the record still reaches the controller: the JSON report has every item's verdicts
+    report = json.loads((tiny.path / "r.json").read_text(encoding="utf-8"))
+    (sign,) = [i for i in report["items"] if i["task_id"] == "t/sign"]
+    assert [v["passed"] for v in sign["turns"][0]["verdicts"]] == [True, False]

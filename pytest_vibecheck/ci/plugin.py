@@ -370,14 +370,16 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Show a verifier error of a gate item as its one-line cause, without a traceback."""
+    """Show a verifier error of a gate item as its one-line cause, without a traceback; carry
+    the gate record as a report attribute, with short JUnit properties in its place."""
     report = yield
-    if (
-        isinstance(item, GateItem)
-        and call.excinfo is not None
-        and isinstance(call.excinfo.value, GateInfraError)
-    ):
+    if not isinstance(item, GateItem):
+        return report
+    if call.excinfo is not None and isinstance(call.excinfo.value, GateInfraError):
         report.longrepr = f"{item.changed.path}: {call.excinfo.value}"
+    from pytest_vibecheck.report.properties import gate_properties, move_record
+
+    move_record(report, GATE_PROP, gate_properties)
     return report
 
 
@@ -428,15 +430,12 @@ class CIReporter:
         self.github_written = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        gate_rec = None
-        bench = None
-        for name, value in report.user_properties:
-            if name == GATE_PROP and isinstance(value, dict):
-                gate_rec = value
-            elif name == BENCH_PROP and isinstance(value, dict):
-                bench = value
+        from pytest_vibecheck.report.properties import record_of
+
+        gate_rec = record_of(report, GATE_PROP)
+        bench = record_of(report, BENCH_PROP)
         if gate_rec is not None:
-            self.gate_records[report.nodeid] = gate_rec
+            self.gate_records[report.nodeid] = dict(gate_rec)
         if bench is not None and self.settings.thresholds and not self._has_summary():
             self._bench_record(report, bench)
         if report.failed and not hasattr(report, "wasxfail"):

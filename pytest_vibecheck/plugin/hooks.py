@@ -201,14 +201,17 @@ def pytest_make_collect_report(
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Show an infrastructure error as its one-paragraph cause, without a traceback."""
+    """Show an infrastructure error as its one-paragraph cause, without a traceback; carry the
+    item's record as a report attribute, with short properties for JUnit files in its place
+    (:func:`pytest_vibecheck.report.properties.move_record`)."""
     report = yield
-    if (
-        isinstance(item, VibeItem)
-        and call.excinfo is not None
-        and isinstance(call.excinfo.value, VibeInfraError)
-    ):
+    if not isinstance(item, VibeItem):
+        return report
+    if call.excinfo is not None and isinstance(call.excinfo.value, VibeInfraError):
         report.longrepr = str(call.excinfo.value)
+    from pytest_vibecheck.report.properties import item_properties, move_record
+
+    move_record(report, "vibecheck", item_properties)
     return report
 
 

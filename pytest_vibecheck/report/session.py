@@ -23,6 +23,7 @@ from pytest_vibecheck.report.aggregate import aggregate, generation_totals
 from pytest_vibecheck.report.json_report import build_report, write_report
 from pytest_vibecheck.report.junit import write_junit
 from pytest_vibecheck.report.outputs import write_error_line
+from pytest_vibecheck.report.properties import record_of
 from pytest_vibecheck.report.terminal import render_summary
 
 if TYPE_CHECKING:
@@ -36,10 +37,7 @@ _XDIST_HEADER = re.compile(r"\A\[gw\d+\] [^\n]*\n")
 
 
 def _record_of(report: pytest.TestReport) -> Mapping[str, Any] | None:
-    for name, value in report.user_properties:
-        if name == "vibecheck" and isinstance(value, Mapping):
-            return value
-    return None
+    return record_of(report, "vibecheck")
 
 
 class VibeSummary:
