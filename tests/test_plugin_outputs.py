@@ -146,3 +146,70 @@ def test_pytest_junitxml_gets_short_properties_not_a_record_repr(
     report = json.loads((tiny.path / "r.json").read_text(encoding="utf-8"))
     (sign,) = [i for i in report["items"] if i["task_id"] == "t/sign"]
     assert [v["passed"] for v in sign["turns"][0]["verdicts"]] == [True, False]
+
+
+# ------------------------------------------------------------------ say what ran
+
+
+def test_a_limit_from_pyproject_is_in_the_header_the_report_and_the_threshold_line(
+    tiny: pytest.Pytester,
+) -> None:
+    tiny.makepyprojecttoml("[tool.pytest.ini_options]\n[tool.vibecheck]\nlimit = 2\n")
+    result = tiny.runpytest(*RUN, "--vibe-fail-under", "pass@1=0.5", "--vibe-no-fail-items",
+                            "--vibe-report", "r.json")
+    result.stdout.fnmatch_lines([
+        "vibecheck: models reference; suites suite; *; limit 2 (pyproject.toml ?tool.vibecheck? limit)",
+        "vibecheck: 2 items (tiny: 2 of 3 tasks)",
+        "passed pass@1 >= 0.5000: reference baseline k=0 (tiny, on 2 of 3 tasks) = 1.0000, margin 0.5000",
+    ])
+    report = json.loads((tiny.path / "r.json").read_text(encoding="utf-8"))
+    assert report["run"]["selection"] == {
+        "limit": 2, "limit_source": "pyproject.toml [tool.vibecheck] limit", "tasks": [],
+        "suites": [{"name": "tiny", "problems_selected": 2, "problems_total": 3}],
+        "collected": 2, "deselected": {}, "selected": 2,
+    }
+    assert report["suites"][0]["problems"] == 2 and report["suites"][0]["problems_total"] == 3
+    (check,) = report["thresholds"]
+    assert check["row"] == "reference baseline k=0 (tiny, on 2 of 3 tasks)" and check["passed"] is True
+
+
+def test_deselections_by_k_and_lf_are_counted_and_recorded(tiny: pytest.Pytester) -> None:
+    run = (*RUN[:-2], "--vibe-no-fail-items", "--vibe-report", "r.json")
+    result = tiny.runpytest(*run, "--vibe-tasks", "t/a*,t/s*", "-k", "not squares",
+                            "--vibe-fail-under", "pass@1=0.5")
+    result.stdout.fnmatch_lines([
+        "vibecheck: models reference; *; tasks 't/a*', 't/s*'",
+        "vibecheck: 3 items; 1 deselected (-k 1); 2 to run",
+        # both tasks that ran pass their tests; 2 of the suite's 3 ran
+        "passed pass@1 >= 0.5000: reference baseline k=0 (tiny, on 2 of 3 tasks) = 1.0000*",
+    ])
+    selection = json.loads((tiny.path / "r.json").read_text(encoding="utf-8"))["run"]["selection"]
+    assert (selection["collected"], selection["deselected"], selection["selected"]) == (3, {"-k": 1}, 2)
+    assert selection["tasks"] == ["t/a*", "t/s*"]
+
+
+def test_last_failed_deselections_are_counted(tiny: pytest.Pytester) -> None:
+    tiny.makepyprojecttoml("[tool.pytest.ini_options]\n[tool.vibecheck]\nprotocols = 'baseline,single'\nk = 1\n")
+    run = ("--vibe-model", "reference", "--vibe-suite", "suite", "-p", "no:randomly")
+    tiny.runpytest(*run).assert_outcomes(passed=1, failed=5)
+    result = tiny.runpytest(*run, "--lf", "--vibe-report", "r.json")
+    result.stdout.fnmatch_lines(["vibecheck: 6 items; 1 deselected (--lf 1); 5 to run"])
+    selection = json.loads((tiny.path / "r.json").read_text(encoding="utf-8"))["run"]["selection"]
+    assert selection["deselected"] == {"--lf": 1}
+
+
+@pytest.mark.parametrize(
+    ("glob", "message"),
+    [
+        ("Nope/*", "ERROR: vibecheck: --vibe-tasks 'Nope/*' matches no task of tiny (3 tasks); "
+                   "task ids look like t/add"),
+        ("t/sigm", "ERROR: vibecheck: --vibe-tasks 't/sigm' matches no task of tiny (3 tasks); "
+                   "close matches: t/sign"),
+    ],
+)
+def test_a_task_glob_that_matches_nothing_is_a_one_line_error(
+    tiny: pytest.Pytester, glob: str, message: str
+) -> None:
+    result = tiny.runpytest(*RUN, "--vibe-tasks", f"t/add,{glob}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # was: exit 5, nothing said
+    assert result.stderr.str().strip() == message

@@ -103,7 +103,7 @@ def test_version_and_identity_checks(report: dict[str, Any], tmp_path: Path) -> 
         load_report(bad)
 
 
-def test_junit_is_valid_and_carries_metrics_and_item_properties(report: dict[str, Any], tmp_path: Path) -> None:
+def test_junit_is_valid_and_carries_readable_metrics_and_item_facts(report: dict[str, Any], tmp_path: Path) -> None:
     path = write_junit(tmp_path / "j.xml", report)
     schema = xmlschema.XMLSchema(str(XSD))
     schema.validate(str(path))
@@ -112,21 +112,54 @@ def test_junit_is_valid_and_carries_metrics_and_item_properties(report: dict[str
     assert set(suites) == {"s | scripted:m | baseline | k=0", "s | scripted:m | single | k=2"}
     single = suites["s | scripted:m | single | k=2"]
     assert (single["@tests"], single["@failures"], single["@errors"], single["@skipped"]) == (3, 1, 1, 1)
-    props = {p["@name"]: p["@value"] for p in single["properties"]["property"]}
-    assert props["vibecheck.pass_at_1"] == "1"  # only item a was evaluated, and its tests pass
-    assert props["vibecheck.instruction_if"] == "0.5"
-    assert props["vibecheck.fr"] == "-1"  # S0 = 0.5, S_2 = 1.0: FR = (0.5 - 1) / 0.5
-    assert props["vibecheck.error_kinds.rate_limit"] == "1"
-    assert props["vibecheck.item.a[m-single-k2].failed_instructions"] == "logic_3"
-    assert props["vibecheck.item.a[m-single-k2].instructions_followed"] == "1/2"
-    assert props["vibecheck.item.b[m-single-k2].error_kind"] == "rate_limit"
-    assert props["vibecheck.suite_manifest_sha256"] == "c" * 64
+    props = [(p["@name"], p["@value"]) for p in single["properties"]["property"]]
+    # only item a was evaluated: its tests pass (pass@1 100%), 1 of its 2 instructions is met;
+    # S0 = 0.5, S_2 = 1.0: FR = (0.5 - 1) / 0.5
+    assert props == [
+        ("suite", "s"), ("model", "scripted:m"), ("protocol", "single"), ("k", "2"),
+        ("results", "1 evaluated of 3"),
+        ("pass@1", "100.0%"), ("FR_k", "-100.0%"), ("instruction-level IF", "50.0%"),
+        ("task-level IF", "0.0%"),
+        ("IF by position", "1 100.0%, 2 0.0%"),
+        ("IF by category", "doc 100.0%, logic 0.0%"),
+        ("IF by instruction", "doc_1 100.0%, logic_3 0.0%"),
+        ("errors", "1 (rate_limit 1)"), ("skipped", "1"), ("no code", "0"), ("timeouts", "0"),
+        ("cache hits", "100.0% of 2"), ("tokens", "0 input, 0 output"),
+        ("versions", "pytest-vibecheck 0.1.0, Python " + report["run"]["python_version"] + ", Ruff 0.17.6"),
+        ("suite manifest sha256", "c" * 64),
+    ]
+    # per-item facts are the test case's system-out (no <properties> allowed in a testcase)
     cases = {c["@name"]: c for c in single["testcase"]}
+    assert cases["a[m-single-k2]"]["system-out"] == (
+        "model: scripted:m\nprotocol: single\nk: 2\ntests: passed\ndoc_1: passed\nlogic_3: failed\n"
+    )
+    assert cases["b[m-single-k2]"]["system-out"].endswith("tests: not run\nerror: rate_limit\n")
     assert cases["a[m-single-k2]"]["failure"]["@type"] == "vibecheck.failure"
     assert cases["b[m-single-k2]"]["error"]["@type"] == "vibecheck.rate_limit"
     assert cases["b[m-single-k2]"]["error"]["@message"] == 'rate_limit: HTTP 429 <&> "quoted"'
     assert cases["c[m-single-k2]"]["skipped"]["@message"] == "no numpy"
     assert cases["a[m-single-k2]"]["@classname"] == "s.scripted:m.single.k2"
+    assert sum(len(s["properties"]["property"]) for s in doc["testsuite"]) < 45  # was 3 per item more
+
+
+def test_junit_has_a_testcase_per_threshold_check(report: dict[str, Any], tmp_path: Path) -> None:
+    from pytest_vibecheck.ci import thresholds as th
+
+    checks = th.evaluate(report["aggregates"], th.parse_fail_under("pass@1=0.6"))
+    report["thresholds"] = [c.to_dict() for c in checks]
+    validate_report(report)
+    path = write_junit(tmp_path / "j.xml", report)
+    schema = xmlschema.XMLSchema(str(XSD))
+    schema.validate(str(path))
+    (gate,) = [s for s in schema.to_dict(str(path))["testsuite"] if s["@name"] == "vibecheck thresholds"]
+    assert (gate["@tests"], gate["@failures"]) == (2, 1)
+    cases = {c["@name"]: c for c in gate["testcase"]}
+    failed = cases["pass@1 >= 0.6000: scripted:m baseline k=0 (s)"]
+    assert failed["failure"]["@message"] == (
+        "FAILED pass@1 >= 0.6000: scripted:m baseline k=0 (s) = 0.5000, short by 0.1000 (10.00 points)"
+    )
+    assert failed["failure"]["@type"] == "vibecheck.threshold"
+    assert "failure" not in cases["pass@1 >= 0.6000: scripted:m single k=2 (s)"]
 
 
 def test_the_xsd_rejects_properties_inside_a_testcase(tmp_path: Path) -> None:

@@ -477,6 +477,17 @@ class CIReporter:
 
         return aggregate(v for v in self.bench_items.values() if v.get("outcome"))
 
+    def _coverage(self) -> dict[str, tuple[int, int]]:
+        """Suites of which only part of the tasks ran: name -> (ran, in the suite)."""
+        from pytest_vibecheck.plugin.selection import SELECTION_KEY, tasks_run
+        from pytest_vibecheck.report.session import SUMMARY_KEY
+
+        selection = self.config.stash.get(SELECTION_KEY, None)
+        summary = self.config.stash.get(SUMMARY_KEY, None)
+        if selection is None or summary is None:
+            return {}
+        return selection.coverage(tasks_run(summary.items()))
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Set the exit status (this runs before the benchmark plugin's trylast report writer,
         so the JSON report records the final status and the shard) and write the GitHub
@@ -505,7 +516,9 @@ class CIReporter:
             notes.append(f"{len(self.item_failures)} failed vibecheck item(s) ignored "
                          "(--vibe-no-fail-items)")
         if s.thresholds:
-            self.checks = thmod.evaluate(self.aggregates(), s.thresholds)
+            self.checks = thmod.evaluate(self.aggregates(), s.thresholds, self._coverage())
+            if summary is not None:  # into the JSON report and the JUnit XML
+                summary.extra["thresholds"] = [c.to_dict() for c in self.checks]
             failed = [c for c in self.checks if not c.passed]
             if failed and status == pytest.ExitCode.OK:
                 status = pytest.ExitCode.TESTS_FAILED

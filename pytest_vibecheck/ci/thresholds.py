@@ -179,6 +179,18 @@ class Check:
         t = self.threshold
         return self.actual - t.value if t.kind == "min" else t.value - self.actual
 
+    def to_dict(self) -> dict[str, Any]:
+        """Builtins, for the JSON report's ``thresholds[]`` (docs/report-schema.md) and its
+        JUnit test cases: ``threshold`` (``pass@1 >= 0.7000``), ``metric``, ``kind``,
+        ``value``, ``model``, ``row``, ``actual`` (fractions in [0, 1] or None), ``passed``,
+        ``message``."""
+        t = self.threshold
+        return {
+            "threshold": t.describe(), "metric": t.metric, "kind": t.kind, "value": t.value,
+            "model": t.model, "row": self.row, "actual": self.actual, "passed": self.passed,
+            "message": self.message(),
+        }
+
     def message(self) -> str:
         """A one-line explanation, e.g.
         ``FAILED task_if >= 0.3000: openai:gpt-5 single k=5 (lite) = 0.2800, short by 0.0200 (2.00 points)``."""
@@ -194,8 +206,11 @@ class Check:
         return f"{head}: {self.row} = {self.actual:.4f}{tail}"
 
 
-def _row_name(row: Mapping[str, Any]) -> str:
-    return f"{row.get('model')} {row.get('protocol')} k={row.get('k')} ({row.get('suite')})"
+def _row_name(row: Mapping[str, Any], coverage: Mapping[str, tuple[int, int]] | None = None) -> str:
+    suite = str(row.get("suite"))
+    part = (coverage or {}).get(suite)
+    where = f"{suite}, on {part[0]} of {part[1]} tasks" if part else suite
+    return f"{row.get('model')} {row.get('protocol')} k={row.get('k')} ({where})"
 
 
 def _metric_value(row: Mapping[str, Any], metric: str) -> float | None:
@@ -223,12 +238,18 @@ def metric_present(row: Mapping[str, Any], metric: str) -> bool:
     return _metric_value(row, metric) is not None
 
 
-def evaluate(aggregates: Sequence[Mapping[str, Any]], thresholds: Sequence[Threshold]) -> list[Check]:
+def evaluate(
+    aggregates: Sequence[Mapping[str, Any]],
+    thresholds: Sequence[Threshold],
+    coverage: Mapping[str, tuple[int, int]] | None = None,
+) -> list[Check]:
     """Compare every threshold with every aggregate row it applies to.
 
     ``aggregates`` are the rows of :func:`pytest_vibecheck.report.aggregate.aggregate` (fractions in
     [0, 1]). A threshold that applies to no row gives one failing :class:`Check` with
-    ``row=None`` saying why; an unmeasured value (``None``) fails too.
+    ``row=None`` saying why; an unmeasured value (``None``) fails too. ``coverage`` maps a suite
+    of which only part ran to (tasks run, tasks in the suite); its rows are named
+    ``... (suite, on 10 of 50 tasks)``, so a gate passed on a subset says so.
     """
     checks: list[Check] = []
     for t in thresholds:
@@ -248,10 +269,10 @@ def evaluate(aggregates: Sequence[Mapping[str, Any]], thresholds: Sequence[Thres
         for row in rows:
             actual = _metric_value(row, t.metric)
             if actual is None:
-                checks.append(Check(t, _row_name(row), None, False))
+                checks.append(Check(t, _row_name(row, coverage), None, False))
                 continue
             ok = actual >= t.value - _EPS if t.kind == "min" else actual <= t.value + _EPS
-            checks.append(Check(t, _row_name(row), actual, ok))
+            checks.append(Check(t, _row_name(row, coverage), actual, ok))
     return checks
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -34,6 +34,9 @@ from pytest_vibecheck.plugin.settings import (
     resolve_settings,
 )
 from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.suites.store import Suite
 
 _RUN_ID_KEY = "vibecheck_run_id"
 
@@ -87,7 +90,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"vibecheck: {exc}") from None
     config.stash[RUNTIME_KEY] = runtime
     if workerinput is None:
+        from pytest_vibecheck.plugin.selection import SELECTION_KEY, Selection, register_counter
+
+        selection = config.stash[SELECTION_KEY] = Selection.of(settings)
+        register_counter(config, selection)
         summary = VibeSummary(config, settings)
+        summary.selection = selection
         config.stash[SUMMARY_KEY] = summary
         config.pluginmanager.register(summary, "vibecheck-summary")
         if config.pluginmanager.hasplugin("xdist"):
@@ -132,9 +140,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if summary is not None:
         del config.stash[SUMMARY_KEY]
         config.pluginmanager.unregister(summary)
-    xd = config.pluginmanager.get_plugin("vibecheck-xdist")
-    if xd is not None:
-        config.pluginmanager.unregister(xd)
+    for name in ("vibecheck-xdist", "vibecheck-deselections", "vibecheck-deselections-late"):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -149,6 +158,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active:
         return None
+    from pytest_vibecheck.plugin.selection import header_part
+
     cache = "off" if settings.cache_mode == "off" else f"{settings.cache} ({settings.cache_mode})"
     here = Path(config.invocation_params.dir)
     suites = [
@@ -158,13 +169,22 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     return [
         f"vibecheck: models {', '.join(settings.models)}; suites {', '.join(suites)}; "
         f"protocols {','.join(settings.protocols)}; k {','.join(map(str, settings.ks))}; "
-        f"samples {settings.samples}; generation cache {cache}"
+        f"samples {settings.samples}; generation cache {cache}{header_part(settings)}"
     ]
 
 
 def _explicit_args(config: pytest.Config) -> bool:
     source = getattr(config, "args_source", None)
     return source == pytest.Config.ArgsSource.ARGS
+
+
+def _load_suite(name: str) -> Suite:
+    from pytest_vibecheck.suites.store import load_suite
+
+    try:
+        return load_suite(name)
+    except VibecheckError as exc:
+        raise pytest.UsageError(f"vibecheck: --vibe-suite {name}: {exc}") from None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -180,17 +200,26 @@ def pytest_make_collect_report(
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active or report.outcome != "passed":
         return report
-    from pytest_vibecheck.suites.store import file_sha256, load_suite
+    from pytest_vibecheck.plugin.selection import SELECTION_KEY, check_task_globs
+    from pytest_vibecheck.suites.store import file_sha256
 
     result = list(report.result) if _explicit_args(config) else []
-    for name in settings.suites:
-        try:
-            suite = load_suite(name)
-        except VibecheckError as exc:
-            raise pytest.UsageError(f"vibecheck: --vibe-suite {name}: {exc}") from None
+    suites = [_load_suite(name) for name in settings.suites]
+    try:
+        check_task_globs(
+            settings.tasks,
+            {s.name: [p.task_id for p in s.problems] for s in suites},
+            settings.sources.get("tasks", "--vibe-tasks"),
+        )
+    except VibecheckError as exc:
+        raise pytest.UsageError(f"vibecheck: {exc}") from None
+    selection = config.stash.get(SELECTION_KEY, None)
+    for suite in suites:
         manifest = suite.path / "manifest.json"
         digest = file_sha256(manifest) if manifest.is_file() else None
         problems = select_problems(suite.problems, settings.tasks, settings.limit)
+        if selection is not None:
+            selection.suites[suite.name] = (len(problems), len(suite.problems))
         specs = list(plan_items(suite.name, digest, problems, settings))
         result.append(make_suite_collector(collector, suite.name, specs, settings.samples))
     report.result = result
@@ -216,10 +245,17 @@ def pytest_runtest_makereport(
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:
-    """A line with the number of benchmark items."""
+    """A line with the number of benchmark items, the share of each suite's tasks when not all
+    were selected, and the items deselected (by which option) when some were."""
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active:
         return None
+    from pytest_vibecheck.plugin.selection import SELECTION_KEY
+
     n = sum(isinstance(i, VibeItem) for i in items)
-    return f"vibecheck: {n} items"
+    selection = config.stash.get(SELECTION_KEY, None)
+    if selection is None:
+        return f"vibecheck: {n} items"
+    selection.selected = n
+    return selection.collection_line()
 

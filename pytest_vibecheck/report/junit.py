@@ -1,26 +1,39 @@
 """JUnit XML (``--vibe-junitxml PATH``) written with :mod:`junitparser` from a report.
 
-Layout (valid against the common Ant/Jenkins JUnit schema, ``tests/data/junit-common.xsd``)::
+Made for CI dashboards and JUnit viewers (Jenkins, GitLab, xunit-viewer, junit2html), and valid
+against the common Ant/Jenkins JUnit schema (``tests/data/junit-common.xsd``)::
 
     <testsuites name="pytest-vibecheck" tests= failures= errors= time=>
       <testsuite name="bigvibebench-lite | reference | single | k=5" tests= failures= errors= skipped= time=>
-        <properties>
-          <property name="vibecheck.pass_at_1" value="0.46"/>        aggregates of the group
-          <property name="vibecheck.instruction_if" value="0.61"/>   ...
-          <property name="vibecheck.item.BigCodeBench/13[reference-single-k5].passed" value="false"/>
-          ...                                                       per-item properties
+        <properties>                                       the group's metrics, readable
+          <property name="pass@1" value="46.0%"/>
+          <property name="instruction-level IF" value="61.0%"/>
+          <property name="task-level IF" value="20.0%"/>
+          <property name="FR_k" value="+4.0%"/>  ...
         </properties>
         <testcase classname="bigvibebench-lite.reference.single.k5" name="BigCodeBench/13[reference-single-k5]" time=>
           <failure message="..." type="vibecheck.failure">failure text</failure>
+          <system-out>model: reference                       the item, one fact per line
+    protocol: single
+    k: 5
+    tests: passed
+    doc_1: failed ...</system-out>
+        </testcase>
+      </testsuite>
+      <testsuite name="vibecheck thresholds" tests= failures=>      when the run had thresholds
+        <testcase classname="vibecheck.thresholds" name="pass@1 &gt;= 0.7000: reference single k=5 (bigvibebench-lite)">
+          <failure message="FAILED pass@1 >= 0.7000: ... short by 0.2400 (24.00 points)" type="vibecheck.threshold"/>
         </testcase>
       </testsuite>
     </testsuites>
 
 One test suite per (suite, model, protocol, k) group; groups filled only by derived multi-turn
-results carry their properties and no test case. Per-item properties live in the group's
-``<properties>`` under ``vibecheck.item.<test case name>.<field>`` because the common schema
-allows no ``<properties>`` inside ``<testcase>`` (pytest's own ``xunit2`` family has the same
-restriction). Values are fractions in [0, 1]; a metric that is null is left out.
+results carry their properties and no test case. Metrics are percentages with one decimal, as
+in the terminal table (the JSON report keeps the exact fractions). The common schema allows no
+``<properties>`` inside ``<testcase>``, so an item's facts are lines of its ``<system-out>``,
+which every viewer shows; pytest's own ``--junitxml`` gets the same facts as test-case
+properties (:mod:`pytest_vibecheck.report.properties`). Each threshold check is a test case of
+its own, so a failed gate is a failed test named after the threshold.
 """
 
 from __future__ import annotations
@@ -33,72 +46,79 @@ from typing import Any
 
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
-__all__ = ["build_junit", "write_junit"]
+from pytest_vibecheck.report.properties import item_properties
+from pytest_vibecheck.report.terminal import pct
 
-_GROUP_FIELDS: tuple[str, ...] = (
-    "items",
-    "evaluated",
-    "derived",
-    "passed",
-    "tests_passed",
-    "errors",
-    "skipped",
-    "no_code",
-    "timeouts",
-    "pass_at_1",
-    "s0",
-    "fr",
-    "instruction_if",
-    "task_if",
-)
+__all__ = ["THRESHOLD_SUITE", "build_junit", "write_junit"]
+
+#: Name of the test suite that holds one test case per threshold check.
+THRESHOLD_SUITE = "vibecheck thresholds"
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
+def _signed(value: float) -> str:
+    return f"{100.0 * value:+.1f}%"
 
 
-def _group_props(g: Mapping[str, Any], run: Mapping[str, Any], suites: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _joined(pairs: Mapping[str, Any], key: str | None = None) -> str:
+    return ", ".join(f"{name} {pct(v[key] if key else v)}" for name, v in pairs.items())
+
+
+def _group_props(
+    g: Mapping[str, Any], run: Mapping[str, Any], suites: Mapping[str, Any]
+) -> list[tuple[str, str]]:
     props: list[tuple[str, str]] = [
-        ("vibecheck.suite", str(g["suite"])),
-        ("vibecheck.model", str(g["model"])),
-        ("vibecheck.protocol", str(g["protocol"])),
-        ("vibecheck.k", str(g["k"])),
-    ]
-    props += [(f"vibecheck.{name}", _fmt(g[name])) for name in _GROUP_FIELDS if g.get(name) is not None]
-    props += [(f"vibecheck.pass_at.{k}", _fmt(v)) for k, v in (g.get("pass_at") or {}).items()]
-    props += [
-        (f"vibecheck.if_by_position.{p}", _fmt(v))
-        for p, v in (g.get("if_by_position") or {}).items()
-    ]
-    props += [
-        (f"vibecheck.if_by_category.{c}", _fmt(r["if"]))
-        for c, r in (g.get("if_by_category") or {}).items()
-    ]
-    props += [
-        (f"vibecheck.if_by_instruction.{i}", _fmt(r["if"]))
-        for i, r in (g.get("if_by_instruction") or {}).items()
-    ]
-    props += [(f"vibecheck.retention.{t}", _fmt(v)) for t, v in (g.get("retention") or {}).items()]
-    cache = g.get("cache") or {}
-    props += [
-        (f"vibecheck.cache.{name}", _fmt(cache[name]))
-        for name in ("requested", "looked_up", "cached", "hit_rate")
-        if cache.get(name) is not None
-    ]
-    props += [(f"vibecheck.tokens.{name}", _fmt(v)) for name, v in (g.get("tokens") or {}).items()]
-    props += [
-        (f"vibecheck.error_kinds.{kind}", _fmt(n)) for kind, n in (g.get("error_kinds") or {}).items()
+        ("suite", str(g["suite"])),
+        ("model", str(g["model"])),
+        ("protocol", str(g["protocol"])),
+        ("k", str(g["k"])),
+        ("results", f"{g['evaluated']} evaluated of {g['items']}"
+         + (f" ({g['derived']} from longer multi-turn conversations)" if g.get("derived") else "")),
     ]
     suite = suites.get(str(g["suite"])) or {}
+    if suite.get("problems_total") and suite.get("problems") != suite["problems_total"]:
+        props.append(("tasks", f"{suite['problems']} of {suite['problems_total']}"))
+    metrics = [
+        ("pass@1", g.get("pass_at_1"), pct),
+        ("FR_k", g.get("fr"), _signed),
+        ("instruction-level IF", g.get("instruction_if"), pct),
+        ("task-level IF", g.get("task_if"), pct),
+    ]
+    props += [(name, fmt(v)) for name, v, fmt in metrics if v is not None]
+    props += [(f"pass@{k}", pct(v)) for k, v in (g.get("pass_at") or {}).items() if str(k) != "1"]
+    if g.get("if_by_position"):
+        props.append(("IF by position", _joined(g["if_by_position"])))
+    if g.get("if_by_category"):
+        props.append(("IF by category", _joined(g["if_by_category"], "if")))
+    if g.get("if_by_instruction"):
+        props.append(("IF by instruction", _joined(g["if_by_instruction"], "if")))
+    if g.get("retention"):
+        props.append(("multi-turn retention", _joined(g["retention"])))
+    props += [
+        ("errors", str(g.get("errors", 0))
+         + (" (" + ", ".join(f"{k} {n}" for k, n in g["error_kinds"].items()) + ")"
+            if g.get("error_kinds") else "")),
+        ("skipped", str(g.get("skipped", 0))),
+        ("no code", str(g.get("no_code", 0))),
+        ("timeouts", str(g.get("timeouts", 0))),
+    ]
+    cache = g.get("cache") or {}
+    if cache.get("hit_rate") is not None:
+        props.append(("cache hits", f"{pct(cache['hit_rate'])} of {cache.get('looked_up', 0)}"))
+    tokens = g.get("tokens") or {}
+    if tokens:
+        props.append(
+            ("tokens", f"{int(tokens.get('input', 0)):,} input, {int(tokens.get('output', 0)):,} output")
+        )
+    versions = [
+        f"{label} {run[name]}"
+        for name, label in (("plugin_version", "pytest-vibecheck"), ("python_version", "Python"),
+                            ("ruff_version", "Ruff"))
+        if run.get(name)
+    ]
+    if versions:
+        props.append(("versions", ", ".join(versions)))
     if suite.get("manifest_sha256"):
-        props.append(("vibecheck.suite_manifest_sha256", str(suite["manifest_sha256"])))
-    for name in ("plugin_version", "python_version", "ruff_version"):
-        if run.get(name):
-            props.append((f"vibecheck.{name}", str(run[name])))
+        props.append(("suite manifest sha256", str(suite["manifest_sha256"])))
     return props
 
 
@@ -108,29 +128,10 @@ def _case_name(item: Mapping[str, Any]) -> str:
     return rest if sep else nodeid
 
 
-def _item_props(item: Mapping[str, Any]) -> list[tuple[str, str]]:
-    prefix = f"vibecheck.item.{_case_name(item)}."
-    out: list[tuple[str, str]] = [(prefix + "outcome", str(item.get("outcome")))]
-    turns = item.get("turns") or []
-    if turns:
-        final = turns[-1]
-        verdicts = final.get("verdicts") or []
-        ok = sum(1 for v in verdicts if v.get("passed"))
-        failed = [str(v["id"]) for v in verdicts if v.get("passed") is False]
-        gens = [t.get("generation") or {} for t in turns]
-        out += [
-            (prefix + "passed", _fmt(bool(item.get("passed")))),
-            (prefix + "tests", str((final.get("tests") or {}).get("status"))),
-            (prefix + "instructions_followed", f"{ok}/{len(verdicts)}"),
-            (prefix + "failed_instructions", ",".join(failed)),
-            (prefix + "extraction", str((final.get("extraction") or {}).get("method"))),
-            (prefix + "no_code", _fmt(bool(item.get("no_code")))),
-            (prefix + "generations_cached", f"{sum(bool(g.get('cached')) for g in gens)}/{len(gens)}"),
-        ]
-    err = item.get("error")
-    if err:
-        out.append((prefix + "error_kind", str(err.get("kind"))))
-    return out
+def _facts(item: Mapping[str, Any]) -> str:
+    """The item's facts, one ``name: value`` per line (its test case's ``<system-out>``)."""
+    lines = [f"{name.removeprefix('vibecheck.')}: {value}" for name, value in item_properties(item)]
+    return "\n".join(lines) + "\n"
 
 
 def _testcase(item: Mapping[str, Any]) -> TestCase:
@@ -155,7 +156,21 @@ def _testcase(item: Mapping[str, Any]) -> TestCase:
         case.result = [res_e]
     elif outcome == "skipped":
         case.result = [Skipped(message=str(item.get("skip_reason") or "skipped"))]
+    case.system_out = _facts(item)
     return case
+
+
+def _threshold_suite(checks: list[Mapping[str, Any]]) -> TestSuite:
+    ts = TestSuite(THRESHOLD_SUITE)
+    for c in checks:
+        name = str(c["threshold"]) + (f": {c['row']}" if c.get("row") else "")
+        case = TestCase(name, classname="vibecheck.thresholds", time=0.0)
+        if not c.get("passed"):
+            case.result = [Failure(message=str(c["message"]), type_="vibecheck.threshold")]
+        case.system_out = str(c["message"]) + "\n"
+        ts.add_testcase(case)
+    ts.update_statistics()  # type: ignore[no-untyped-call]
+    return ts
 
 
 def build_junit(report: Mapping[str, Any]) -> JUnitXml:
@@ -171,8 +186,6 @@ def build_junit(report: Mapping[str, Any]) -> JUnitXml:
         ts = TestSuite(f"{key[0]} | {key[1]} | {key[2]} | k={key[3]}")
         props = _group_props(g, run, suites)
         items = sorted(items_by_group.get(key, []), key=lambda i: str(i.get("nodeid", "")))
-        for item in items:
-            props += _item_props(item)
         for name, value in props:
             ts.add_property(name, value)
         for item in items:
@@ -182,6 +195,8 @@ def build_junit(report: Mapping[str, Any]) -> JUnitXml:
             ts.tests = ts.failures = ts.errors = ts.skipped = 0
             ts.time = 0.0
         xml.add_testsuite(ts)
+    if report.get("thresholds"):
+        xml.add_testsuite(_threshold_suite(list(report["thresholds"])))
     xml.update_statistics()  # type: ignore[no-untyped-call]
     return xml
 

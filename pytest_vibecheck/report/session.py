@@ -27,6 +27,7 @@ from pytest_vibecheck.report.properties import record_of
 from pytest_vibecheck.report.terminal import render_summary
 
 if TYPE_CHECKING:
+    from pytest_vibecheck.plugin.selection import Selection
     from pytest_vibecheck.plugin.settings import VibeSettings
 
 __all__ = ["SUMMARY_KEY", "VibeSummary"]
@@ -53,6 +54,8 @@ class VibeSummary:
         self.extra: dict[str, Any] = {}
         self.report: dict[str, Any] | None = None
         self.written: list[tuple[str, Path]] = []
+        #: what the run selected (set by the plugin: limit, task globs, deselections)
+        self.selection: Selection | None = None
         #: one line per report that could not be written at the end of the run
         self.write_errors: list[str] = []
         #: progress counters: generations requested and served from the cache so far
@@ -124,6 +127,12 @@ class VibeSummary:
             exitstatus=exitstatus,
             extra=self.extra,
         )
+        selection = self.selection
+        if selection is not None:  # what ran, of what (docs/report-schema.md)
+            report["run"]["selection"] = selection.to_dict()
+            for entry in report["suites"]:
+                if entry["name"] in selection.suites:
+                    entry["problems_total"] = selection.suites[entry["name"]][1]
         self.config.hook.pytest_vibecheck_report(config=self.config, report=report)
         self.report = report
         return report
