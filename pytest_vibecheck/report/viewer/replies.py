@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,65 +54,113 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+class _Problems:
+    """The problems of the suites a report ran (``run.settings.suites``: names or folders),
+    loaded on first use; None for a suite that cannot be loaded here."""
+
+    def __init__(self, suites: Iterable[str]) -> None:
+        self.sources = [str(s) for s in suites]
+        self.loaded: dict[str, dict[str, Any] | None] = {}
+
+    def get(self, suite: str, task_id: str) -> Any:
+        if suite not in self.loaded:
+            self.loaded[suite] = self._load(suite)
+        problems = self.loaded[suite]
+        return problems.get(task_id) if problems is not None else None
+
+    def _load(self, suite: str) -> dict[str, Any] | None:
+        from pytest_vibecheck.suites.store import load_suite
+
+        for source in [suite, *self.sources]:
+            try:
+                loaded = load_suite(source)
+            except Exception:  # not loadable here (moved, edited): the messages stay unknown
+                continue
+            if loaded.name == suite:
+                return {p.task_id: p for p in loaded.problems}
+        return None
+
+
+def _messages(item: Mapping[str, Any], turn: Mapping[str, Any], problem: Any, history: list[str]) -> list[dict[str, str]]:
+    from pytest_vibecheck.generate import protocols
+
+    protocol = str(item.get("protocol"))
+    k = int(turn.get("k", 0)) if protocol == "multi" else int(item.get("k", 0))
+    return [dict(m) for m in protocols.protocol_messages(problem, protocol, k, history)]
+
+
 def fill_replies(
     items: Iterable[MutableMapping[str, Any]],
     cache: str | os.PathLike[str] | None,
     *,
     extract: str = "first",
+    suites: Iterable[str] = (),
 ) -> FillResult:
-    """Add ``reply``, ``messages`` and ``code`` (in place) to every turn of ``items`` that lacks
-    them, from the generation cache file ``cache`` (SQLite, ``--vibe-cache``). ``extract`` is
-    the run's extraction mode (``run.settings.extract``). A missing cache file fills nothing.
+    """Add ``reply``, ``code`` and ``messages`` (in place) to every turn of ``items`` that lacks
+    them, from the generation cache file ``cache`` (SQLite, ``--vibe-cache``), found by
+    ``generation.key``. ``extract`` is the run's extraction mode (``run.settings.extract``).
+
+    The cache keeps only a sha256 of each request's messages; the messages are rebuilt from the
+    problem (the suites of ``suites``: ``run.settings.suites``) with the item's protocol and the
+    earlier replies, and kept only when their sha256 matches. The code is extracted again and
+    kept only when its sha256 equals the recorded ``code_sha256``. A missing cache file fills
+    nothing.
 
     Raises :class:`~pytest_vibecheck.generate.cache.CacheError` for a file that is not a
     generation cache.
     """
+    from pytest_vibecheck.generate.backends.base import messages_fingerprint
     from pytest_vibecheck.verify.extract import extract_code
 
-    todo = [(it, t) for it in items for t in it.get("turns") or [] if "reply" not in t]
+    todo = [it for it in items if any("reply" not in t for t in it.get("turns") or [])]
+    missing = sum(1 for it in todo for t in it.get("turns") or [] if "reply" not in t)
     if not todo:
         return FillResult(0, 0, 0)
     if cache is None or not Path(cache).is_file():
-        return FillResult(len(todo), 0, 0)
+        return FillResult(missing, 0, 0)
     from pytest_vibecheck.generate.cache import GenerationCache
 
-    wanted = {str((t.get("generation") or {}).get("key")) for _it, t in todo}
+    wanted = {str((t.get("generation") or {}).get("key")) for it in todo for t in it.get("turns") or []}
     rows: dict[str, dict[str, Any]] = {}
     store = GenerationCache(cache)
     try:
-        for row in store.rows():
-            if row["key"] in wanted:
-                rows[row["key"]] = row
+        for stored in store.rows():
+            if stored["key"] in wanted:
+                rows[stored["key"]] = stored
     finally:
         store.close()
+    problems = _Problems(suites)
     filled = mismatch = 0
-    previous: dict[int, list[dict[str, str]]] = {}
-    for it, t in todo:
-        found = rows.get(str((t.get("generation") or {}).get("key")))
-        if found is None:
-            continue
-        row = found
-        filled += 1
-        reply = str(row["reply"])
-        t["reply"] = reply
-        try:
-            request = json.loads(str(row.get("request") or "{}"))
-        except json.JSONDecodeError:
-            request = {}
-        msgs = request.get("messages") if isinstance(request, dict) else None
-        if isinstance(msgs, list):
-            full = [{"role": str(m.get("role")), "content": str(m.get("content"))} for m in msgs if isinstance(m, dict)]
-            before = previous.get(id(it), [])
-            n = len(before)
-            new = full[n + 1 :] if n and full[:n] == before else full
-            t["messages"] = new
-            previous[id(it)] = full
-        ex = extract_code(reply, mode=extract)  # type: ignore[arg-type]
-        if _sha(ex.code) == (t.get("extraction") or {}).get("code_sha256"):
-            t["code"] = ex.code
-        else:
-            mismatch += 1
-    return FillResult(len(todo), filled, mismatch)
+    for it in todo:
+        history: list[str] = []
+        previous: list[dict[str, str]] = []
+        for t in it.get("turns") or []:
+            row = rows.get(str((t.get("generation") or {}).get("key")))
+            reply = t.get("reply") if "reply" in t else (str(row["reply"]) if row is not None else None)
+            if "reply" not in t and reply is not None:
+                filled += 1
+                t["reply"] = reply
+                ex = extract_code(reply, mode=extract)  # type: ignore[arg-type]
+                if _sha(ex.code) == (t.get("extraction") or {}).get("code_sha256"):
+                    t["code"] = ex.code
+                else:
+                    mismatch += 1
+            problem = problems.get(str(it.get("suite")), str(it.get("task_id")))
+            full = _messages(it, t, problem, history) if problem is not None else None
+            if "messages" not in t and full is not None and row is not None:
+                try:
+                    request = json.loads(str(row.get("request") or "{}"))
+                except json.JSONDecodeError:
+                    request = {}
+                want = ((request.get("messages") or {}) if isinstance(request, dict) else {}).get("sha256")
+                if want == messages_fingerprint(full):  # type: ignore[arg-type,unused-ignore]
+                    n = len(previous)
+                    t["messages"] = full[n + 1 :] if n and full[:n] == previous else full
+            if reply is None:
+                break  # the later turns' messages depend on this reply
+            history.append(reply)
+            previous = full or []
+    return FillResult(missing, filled, mismatch)
 
 
 def load_for_viewing(
@@ -132,7 +180,10 @@ def load_for_viewing(
     for r in reports:
         settings = (r.data.get("run") or {}).get("settings") or {}
         where = cache if cache is not None else settings.get("cache")
-        res = fill_replies(r.items, where, extract=str(settings.get("extract") or "first"))
+        res = fill_replies(
+            r.items, where, extract=str(settings.get("extract") or "first"),
+            suites=settings.get("suites") or (),
+        )  # fmt: skip
         note = res.note(str(where) if where else None)
         if note:
             notes.append(f"{r.path}: {note}")

@@ -548,7 +548,7 @@
         badge(nOk + "/" + nVerd + " instructions", nOk === nVerd ? "passed" : "failed"),
         unchanged ? badge("code unchanged from turn " + prev.turn, "unchanged") : null));
     if (t.messages) {
-      var det = h("details", { cls: "sent", open: i === 0 ? "open" : null },
+      var det = h("details", { cls: "sent", open: "open" },
         h("summary", { text: i === 0 ? "Prompt (messages sent)" : "Messages added at this turn" }), messagesBlock(t.messages));
       add(sec, det);
     }
