@@ -21,7 +21,7 @@ import pytest
 from plugin_helpers import write_script, write_tiny_suite
 
 from pytest_vibecheck.cli.main import main
-from pytest_vibecheck.plugin.runitem import chosen_block, new_messages
+from pytest_vibecheck.plugin.run.record import chosen_block, new_messages
 from pytest_vibecheck.report.json_report import load_report
 from pytest_vibecheck.report.viewer.replies import fill_replies
 from pytest_vibecheck.report.viewer.site import page_blob, status_counts

@@ -13,6 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -113,17 +114,17 @@ def test_multi_turn_item_marks_unchanged_turns_and_diffs(run: tuple[dict[str, An
     multi = [i for i in report["items"] if i["protocol"] == "multi" and i["k"] == 5]
     item = next(
         i for i in multi
-        if any(a["code"] == b["code"] for a, b in zip(i["turns"], i["turns"][1:], strict=False))
-        and any(a["code"] != b["code"] for a, b in zip(i["turns"], i["turns"][1:], strict=False))
+        if any(a["code"] == b["code"] for a, b in pairwise(i["turns"]))
+        and any(a["code"] != b["code"] for a, b in pairwise(i["turns"]))
     )  # fmt: skip
     _open(driver, index, item_fragment(item["nodeid"]))
     turns = item["turns"]
     sections = driver.find_elements("css selector", "section.turn")
     assert [s.get_attribute("data-turn") for s in sections] == [str(t["turn"]) for t in turns]
-    unchanged = [str(b["turn"]) for a, b in zip(turns, turns[1:], strict=False) if a["code"] == b["code"]]
+    unchanged = [str(b["turn"]) for a, b in pairwise(turns) if a["code"] == b["code"]]
     shown = [s.get_attribute("data-turn") for s in sections if s.find_elements("css selector", ".b-unchanged")]
     assert shown == unchanged
-    changed = [b for a, b in zip(turns, turns[1:], strict=False) if a["code"] != b["code"]]
+    changed = [b for a, b in pairwise(turns) if a["code"] != b["code"]]
     for t in changed:
         diff = driver.find_element("css selector", f"#turn-{t['turn']} .turn-diff .diff")
         assert int(diff.get_attribute("data-changed")) > 0
