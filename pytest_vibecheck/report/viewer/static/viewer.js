@@ -691,14 +691,15 @@
     document.getElementById("footer").textContent = ITEMS.length + " items \u00b7 pytest-vibecheck " + DATA.version;
     window.addEventListener("hashchange", route);
     route();
+    // for benchmarks and tests: the same functions the page's controls call
     window.vibecheckViewer = {
       items: ITEMS.length,
-      loadMs: performance.now() - t0,
-      filter: function (f) { // benchmarks and tests: filter without the UI, returns ms
-        var t1 = performance.now();
-        state.filters = f || {};
-        var n = applyFilters(state.filters, state.sort, state.dir).length;
-        return { ms: performance.now() - t1, count: n };
+      startMs: performance.now() - t0, // parse + prepare + first view
+      readyAt: performance.now(), // ms since navigation start
+      setFilter: setFilter,
+      filter: function (f) { return applyFilters(f || {}, state.sort, state.dir).length; },
+      rows: function (f) {
+        return applyFilters(f || {}, state.sort, state.dir).map(function (i) { return ITEMS[i]; });
       },
       diffLines: diffLines
     };
