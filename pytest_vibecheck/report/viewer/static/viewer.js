@@ -553,7 +553,9 @@
       add(sec, det);
     }
     if (t.reply != null) {
-      add(sec, h("h4", { text: "Reply" }), h("pre", { cls: "reply", text: t.reply }));
+      add(sec, h("details", { cls: "reply-box", open: unchanged ? null : "open" },
+        h("summary", { text: unchanged ? "Reply (same code as turn " + prev.turn + ")" : "Reply" }),
+        h("pre", { cls: "reply", text: t.reply })));
     } else {
       add(sec, h("p", { cls: "notice", text: "The reply is not in this report (written without replies, and not found in the generation cache)." }));
     }
@@ -587,6 +589,33 @@
     });
   }
 
+  /** Multi-turn: each instruction's verdict at each turn (given ones first, in order). */
+  function turnMatrix(it) {
+    var ids = [];
+    (it.instructions || []).forEach(function (i) { ids.push(i.id); });
+    it.turns.forEach(function (t) { (t.verdicts || []).forEach(function (v) { if (ids.indexOf(v.id) < 0) ids.push(v.id); }); });
+    var given = {};
+    (it.instructions || []).forEach(function (i) { given[i.id] = i.position; });
+    var head = h("tr", null, h("th", { text: "instruction" }), it.turns.map(function (t) {
+      var prev = t.turn > 0 ? it.turns[t.turn - 1] : null;
+      return h("th", { text: "turn " + t.turn + (prev && prev.code === t.code && t.code != null ? " =" : "") });
+    }));
+    var body = h("tbody");
+    ids.forEach(function (id) {
+      var row = h("tr", { "data-iid": id }, h("td", null, h("code", { text: id }),
+        given[id] ? " (given at turn " + given[id] + ")" : " (not asked for)"));
+      it.turns.forEach(function (t) {
+        var v = (t.verdicts || []).filter(function (x) { return x.id === id; })[0];
+        row.appendChild(h("td", { cls: v ? (v.passed === true ? "ok" : v.passed === false ? "bad" : "unk") : "",
+          text: v ? verdictMark(v.passed) : "" }));
+      });
+      body.appendChild(row);
+    });
+    return h("div", { cls: "scroll" }, h("table", { cls: "data matrix", id: "turn-matrix" },
+      h("caption", { text: "Instructions followed at each turn (= : code unchanged from the turn before)" }),
+      h("thead", null, head), body));
+  }
+
   function renderItem(main, id) {
     var it = BY_ID[id];
     if (!it) { add(main, h("p", { cls: "notice", text: "No item " + id + " in this report." })); return; }
@@ -600,6 +629,7 @@
       sel.addEventListener("change", function () { if (sel.value) location.hash = compareHref(it.nodeid, sel.value); });
       add(main, h("p", { cls: "compare-pick" }, "Same task: ", sel));
     }
+    if ((it.turns || []).length > 1) add(main, turnMatrix(it));
     if ((it.turns || []).length > 1) {
       var nav = h("p", { cls: "turn-nav" }, "Turns: ");
       it.turns.forEach(function (t, i) {
@@ -673,8 +703,8 @@
       i = 0; j = 0;
       while (i < n || j < m) {
         if (i < n && j < m && xs[i] === ys[j]) { out.push([" ", pre + i + 1, pre + j + 1, xs[i]]); i++; j++; }
-        else if (j < m && (i === n || L[i * w + j + 1] >= L[(i + 1) * w + j])) { out.push(["+", null, pre + j + 1, ys[j]]); j++; }
-        else { out.push(["-", pre + i + 1, null, xs[i]]); i++; }
+        else if (i < n && (j === m || L[(i + 1) * w + j] >= L[i * w + j + 1])) { out.push(["-", pre + i + 1, null, xs[i]]); i++; }
+        else { out.push(["+", null, pre + j + 1, ys[j]]); j++; }
       }
     }
     for (i = 0; i < suf; i++) out.push([" ", x.length - suf + i + 1, y.length - suf + i + 1, x[x.length - suf + i]]);
