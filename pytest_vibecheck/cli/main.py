@@ -23,6 +23,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pytest_vibecheck.cli.verify_cmd",
     "pytest_vibecheck.cli.correlate_cmd",
     "pytest_vibecheck.cli.report_cmd",
+    "pytest_vibecheck.cli.view_cmd",
+    "pytest_vibecheck.cli.show_cmd",
     "pytest_vibecheck.cli.summary_cmd",
     "pytest_vibecheck.cli.cache_cmd",
     "pytest_vibecheck.cli.merge_cmd",

@@ -81,6 +81,7 @@ class VibeSettings:
     extract: str = "first"
     report: Path | None = None
     junitxml: Path | None = None
+    report_replies: bool = True
     active: bool = False
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -107,6 +108,7 @@ class VibeSettings:
             "extract": self.extract,
             "report": str(self.report) if self.report else None,
             "junitxml": str(self.junitxml) if self.junitxml else None,
+            "report_replies": self.report_replies,
         }
 
 
@@ -259,6 +261,17 @@ def _validate_api_key_env(value: object, where: str) -> str:
     return value.strip()
 
 
+def _validate_yes_no(value: object, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("yes", "true", "1", "on"):
+        return True
+    if text in ("no", "false", "0", "off"):
+        return False
+    raise _fail(where, value, "yes or no")
+
+
 def _validate_extract(value: object, where: str) -> str:
     if not isinstance(value, str) or value.strip() not in EXTRACT_MODES:
         raise _fail(where, value, f"one of {', '.join(EXTRACT_MODES)}")
@@ -348,6 +361,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("junitxml", "--vibe-junitxml", "PATH",
                "write a JUnit XML file with the metrics as test-suite properties",
                _validate_path, toml_keys=("junitxml",)),
+    OptionSpec("report_replies", "--vibe-report-replies", "yes|no",
+               "put each turn's messages, reply and extracted code in the JSON report "
+               "(default yes: the report is self-contained for vibecheck view/show)",
+               _validate_yes_no, toml_keys=("report_replies", "report-replies")),
 )
 
 _DEFAULTS = VibeSettings()

@@ -22,6 +22,7 @@ from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.report.aggregate import aggregate, generation_totals
 
 __all__ = [
+    "REPLY_FIELDS",
     "SCHEMA_ID",
     "SCHEMA_VERSION",
     "ReportError",
@@ -30,6 +31,7 @@ __all__ = [
     "report_schema",
     "suites_of",
     "validate_report",
+    "without_replies",
     "write_report",
 ]
 
@@ -61,6 +63,24 @@ def suites_of(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [
         {"name": n, "manifest_sha256": hashes[n], "problems": len(tasks[n])} for n in sorted(tasks)
     ]
+
+
+#: Fields of ``items[].turns[]`` holding what the model was sent and wrote
+#: (``--vibe-report-replies no`` leaves them out; docs/report-schema.md).
+REPLY_FIELDS: tuple[str, ...] = ("messages", "reply", "code")
+
+
+def without_replies(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``items`` whose turns lack :data:`REPLY_FIELDS` (the report then holds only
+    each code's sha256; ``vibecheck show``/``view`` read the replies from the generation cache)."""
+    out = []
+    for item in items:
+        it = dict(item)
+        it["turns"] = [
+            {k: v for k, v in turn.items() if k not in REPLY_FIELDS} for turn in it.get("turns") or []
+        ]
+        out.append(it)
+    return out
 
 
 def build_report(

@@ -20,7 +20,7 @@ import pytest
 
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.report.aggregate import aggregate, generation_totals
-from pytest_vibecheck.report.json_report import build_report, write_report
+from pytest_vibecheck.report.json_report import build_report, without_replies, write_report
 from pytest_vibecheck.report.junit import write_junit
 from pytest_vibecheck.report.outputs import write_error_line
 from pytest_vibecheck.report.properties import record_of
@@ -119,8 +119,9 @@ class VibeSummary:
         workers = getattr(self.config.option, "numprocesses", None) or 0
         if not isinstance(workers, int):
             workers = 0
+        items = self.items()
         report = build_report(
-            self.items(),
+            items if self.settings.report_replies else without_replies(items),
             settings=self.settings.to_dict(),
             workers=workers,
             duration_s=time.time() - self.started,

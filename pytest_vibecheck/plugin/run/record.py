@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,9 @@ class Turn:
     tests: dict[str, Any] = field(default_factory=dict)
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     ruff_version: str | None = None
+    #: the request's messages not already in earlier turns (all of them at turn 0; in
+    #: multi-turn turn t, the new edit instruction after turn t - 1's reply)
+    messages: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -98,13 +102,46 @@ class Turn:
             "extraction": {
                 "method": self.extraction.method,
                 "blocks": len(self.extraction.blocks),
+                "block": chosen_block(self.extraction),
                 "no_code": self.no_code,
                 "code_sha256": sha256_text(self.extraction.code),
             },
             "tests": self.tests,
             "verdicts": self.verdicts,
             "passed": self.passed,
+            "messages": [dict(m) for m in self.messages],
+            "reply": gen.text,
+            "code": self.extraction.code,
         }
+
+
+def chosen_block(extraction: Extraction) -> int | None:
+    """0-based index of the fenced block the code was taken from (the first block equal to the
+    extracted code), or None when the code is not a block (``whole-reply``, ``none``,
+    ``stray-closing-fence``)."""
+    if extraction.method in ("whole-reply", "none", "stray-closing-fence"):
+        return None
+    for i, block in enumerate(extraction.blocks):
+        if block == extraction.code:
+            return i
+    return None
+
+
+def new_messages(
+    previous: Sequence[Mapping[str, str]], messages: Sequence[Mapping[str, str]]
+) -> list[dict[str, str]]:
+    """The messages of a multi-turn request that are not in the previous request or its reply:
+    ``messages`` minus the prefix ``previous`` + the assistant reply (all of ``messages`` when
+    it does not extend ``previous``)."""
+    n = len(previous)
+    if (
+        n
+        and len(messages) > n
+        and [dict(m) for m in messages[:n]] == [dict(m) for m in previous]
+        and messages[n].get("role") == "assistant"
+    ):
+        return [dict(m) for m in messages[n + 1 :]]
+    return [dict(m) for m in messages]
 
 
 @dataclass

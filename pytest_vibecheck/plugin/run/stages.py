@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.plugin.run.failure import VibeInfraError, describe_exception, error_kind
-from pytest_vibecheck.plugin.run.record import Turn, Work, has_no_code, sha256_text, tests_dict
+from pytest_vibecheck.plugin.run.record import (
+    Turn,
+    Work,
+    has_no_code,
+    new_messages,
+    sha256_text,
+    tests_dict,
+)
 
 if TYPE_CHECKING:
     from pytest_vibecheck.generate.backends.base import Generation
@@ -55,9 +62,11 @@ def generate_one(runtime: Runtime, work: Work) -> None:
         )
         return runtime.generate(spec.model, request)
 
-    def turn(t: int, k: int, gen: Generation, judged: Judged) -> Turn:
+    def turn(
+        t: int, k: int, gen: Generation, judged: Judged, messages: list[dict[str, str]]
+    ) -> Turn:
         ex = extract_code(gen.text, mode=settings.extract, entry_point=spec.problem.entry_point)  # type: ignore[arg-type]
-        return Turn(t, k, gen, generator.uses_cache, ex, has_no_code(ex), judged)
+        return Turn(t, k, gen, generator.uses_cache, ex, has_no_code(ex), judged, messages=messages)
 
     try:
         if spec.protocol == "multi":
@@ -66,19 +75,20 @@ def generate_one(runtime: Runtime, work: Work) -> None:
                 for i, ref in enumerate(spec.problem.instructions, start=1)
             )
             history: list[str] = []
+            previous: Sequence[Mapping[str, str]] = ()
             for t in range(spec.k + 1):
-                gen = generate(
-                    protocols.multi_turn_messages(spec.problem, history, t),
-                    protocols.label("multi", t),
-                )
+                messages = protocols.multi_turn_messages(spec.problem, history, t)
+                gen = generate(messages, protocols.label("multi", t))
                 history.append(gen.text)
-                work.turns.append(turn(t, t, gen, everything if t == 0 else spec.instructions[:t]))
+                work.turns.append(turn(
+                    t, t, gen, everything if t == 0 else spec.instructions[:t],
+                    new_messages(previous, messages),
+                ))  # fmt: skip
+                previous = messages
         else:
-            gen = generate(
-                protocols.protocol_messages(spec.problem, spec.protocol, spec.k),
-                protocols.label(spec.protocol, spec.k),
-            )
-            work.turns.append(turn(0, spec.k, gen, spec.instructions))
+            messages = protocols.protocol_messages(spec.problem, spec.protocol, spec.k)
+            gen = generate(messages, protocols.label(spec.protocol, spec.k))
+            work.turns.append(turn(0, spec.k, gen, spec.instructions, [dict(m) for m in messages]))
     except GenerationError as exc:
         work.error = VibeInfraError(error_kind(exc), str(exc))
     except VibecheckError as exc:

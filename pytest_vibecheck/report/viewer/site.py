@@ -1,0 +1,271 @@
+"""The results viewer page: one self-contained HTML file (``vibecheck view``, ``vibecheck report``).
+
+The page is plain HTML, CSS and JavaScript shipped as package data (``static/``: no build step,
+no dependency, nothing fetched: a Content-Security-Policy forbids any request). Its data is one
+JSON blob inside the page (:func:`page_data`):
+
+- ``overview``: one row per (suite, model, protocol, k) with pass@1, FR_k, instruction- and
+  task-level IF and their intervals (the analysis's overview table, :mod:`..analysis.breakdowns`)
+  plus the counts of every status (errors, no code, timeouts, tampered and any other test status
+  or error kind found in the items, read generically);
+- ``tables`` and ``figures``: the other analysis tables and plots (FR_k over k, IF by position,
+  retention, category and instruction tables);
+- ``items``: every report item (docs/report-schema.md ``items[]``) with each turn's messages,
+  reply and extracted code.
+
+The JavaScript (``static/viewer.js``) renders the overview, the item list (filtered and sorted
+in memory, rendered virtually: only the rows in view exist), one item, and a comparison of two
+items, chosen by the URL fragment (``#/item/NODEID`` is a permalink).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_vibecheck import __version__
+from pytest_vibecheck.errors import VibecheckError
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.report.analysis.report import AnalysisReport
+    from pytest_vibecheck.report.analysis.tables import Table
+
+__all__ = [
+    "STATUS_COLUMNS",
+    "basic_analysis",
+    "item_fragment",
+    "page_blob",
+    "page_data",
+    "render_page",
+    "status_counts",
+    "write_site",
+]
+
+GroupKey = tuple[str, str, str, int]
+
+#: Status counts that always get their own overview column (others go to "other statuses").
+STATUS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("timeout", "timeouts"),
+    ("tampered", "tampered"),
+)
+#: Statuses that are not worth counting apart (they are the rates).
+_PLAIN = frozenset({"passed", "failed", "evaluated"})
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("pytest_vibecheck.report.viewer").joinpath("static").joinpath(name).read_text(encoding="utf-8")
+
+
+def item_fragment(nodeid: str) -> str:
+    """The URL fragment of an item's page: ``#/item/`` + the percent-encoded node id (what the
+    page's ``encodeURIComponent`` gives), e.g. ``#/item/s%3A%3AT%2F1%5Bm-baseline%5D``."""
+    from urllib.parse import quote
+
+    return "#/item/" + quote(nodeid, safe="-_.!~*'()")
+
+
+def _turn_for(item: Mapping[str, Any], k: int, derived: bool) -> Mapping[str, Any] | None:
+    turns = list(item.get("turns") or [])
+    if not turns:
+        return None
+    if not derived:
+        last: Mapping[str, Any] = turns[-1]
+        return last
+    return next((t for t in reversed(turns) if int(t.get("k", -1)) == k), None)
+
+
+def status_counts(items: Sequence[Mapping[str, Any]]) -> dict[GroupKey, Counter[str]]:
+    """Per (suite, model, protocol, k) group, how many results had each status: the tests
+    status of the result's turn (``timeout``, ``tampered``, ... anything but passed/failed),
+    ``no_code``, and for results left out of the metrics ``error`` and ``skipped`` plus their
+    error kind (``error:api_error``). Groups and results are those of
+    :func:`~pytest_vibecheck.report.aggregate.results` (earlier multi-turn turns included)."""
+    from pytest_vibecheck.report.aggregate import results
+
+    by_id = {str(i.get("nodeid")): i for i in items}
+    out: dict[GroupKey, Counter[str]] = {}
+    for r in results(list(items)):
+        c = out.setdefault(r.group, Counter())
+        if r.status != "evaluated":
+            c[r.status] += 1
+            if r.error_kind:
+                c[f"error:{r.error_kind}"] += 1
+            continue
+        if r.no_code:
+            c["no_code"] += 1
+        item = by_id.get(r.nodeid)
+        turn = _turn_for(item, r.k, r.derived) if item is not None else None
+        status = str(((turn or {}).get("tests") or {}).get("status") or "")
+        if status and status not in _PLAIN:
+            c[status] += 1
+        elif r.timeout:
+            c["timeout"] += 1
+    return out
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+def _table_json(t: Table) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "title": t.title,
+        "note": t.note,
+        "columns": [{"key": c.key, "label": c.label, "kind": c.kind} for c in t.columns],
+        "rows": [[_clean(v) for v in row] for row in t.rows],
+    }
+
+
+def _overview(table: Table, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The analysis overview table with the status counts added after ``no_code``."""
+    data = _table_json(table)
+    keys = [c["key"] for c in data["columns"]]
+    at = keys.index("no_code") + 1 if "no_code" in keys else len(keys)
+    where = [keys.index(k) for k in ("suite", "model", "protocol", "k")]
+    counts = status_counts(items)
+    known = {"error", "skipped", "no_code", *(s for s, _ in STATUS_COLUMNS)}
+    new_cols = [{"key": s, "label": label, "kind": "int"} for s, label in STATUS_COLUMNS]
+    new_cols.append({"key": "other_statuses", "label": "other statuses", "kind": "text"})
+    data["columns"][at:at] = new_cols
+    for row in data["rows"]:
+        c = counts.get((row[where[0]], row[where[1]], row[where[2]], int(row[where[3]])), Counter())
+        other = ", ".join(
+            f"{name} {n}" for name, n in sorted(c.items()) if name not in known and n
+        )
+        row[at:at] = [*(c.get(s, 0) for s, _ in STATUS_COLUMNS), other or "-"]
+    data["note"] = (
+        data["note"] + " Timeouts, tampered and other statuses count the tests status of each "
+        "result (a model failure, inside the rates); errors and skips are not in the rates."
+    ).strip()
+    return data
+
+
+def _items(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    seen: Counter[str] = Counter()
+    for raw in items:
+        it = dict(raw)
+        nodeid = str(it.get("nodeid"))
+        seen[nodeid] += 1
+        if seen[nodeid] > 1:  # the same item in two reports: keep both, apart
+            it["nodeid"] = f"{nodeid} (copy {seen[nodeid]})"
+        if it.get("turns"):
+            it.pop("failure", None)  # the turns hold the same text, structured
+        out.append(it)
+    return out
+
+
+def page_data(rep: AnalysisReport) -> dict[str, Any]:
+    """The page's JSON blob (see the module docstring) from an analysis report that holds the
+    reports' items (:func:`~pytest_vibecheck.report.analysis.report.build_report` or
+    :func:`basic_analysis`). Raises :class:`VibecheckError` without an ``overview`` table."""
+    from pytest_vibecheck.verify.instructions import all_instructions
+
+    tables = {t.name: t for t in rep.tables}
+    if "overview" not in tables:
+        raise VibecheckError("the analysis has no overview table")
+    return {
+        "title": rep.title,
+        "version": __version__,
+        "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "sources": rep.sources,
+        "notes": rep.notes,
+        "overview": _overview(tables["overview"], rep.items),
+        "tables": [_table_json(t) for t in rep.tables if t.name != "overview"],
+        "figures": {
+            f.name: {
+                "title": f.title,
+                "src": "data:image/png;base64," + base64.b64encode(f.png).decode("ascii"),
+            }
+            for f in rep.figures
+        },
+        "instructions": {i.id: i.category for i in all_instructions()},
+        "items": _items(rep.items),
+    }
+
+
+def render_page(data: Mapping[str, Any]) -> str:
+    """The self-contained HTML page (inline CSS, JavaScript and data) for ``data``
+    (:func:`page_data`)."""
+    import html
+
+    blob = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # inside <script>: "<" only occurs in strings, where \u003c is the same character
+    blob = blob.replace("<", "\\u003c")
+    page = _asset("index.html")
+    title = html.escape(str(data.get("title") or "pytest-vibecheck"))
+    parts = {"__TITLE__": title, "__CSS__": _asset("viewer.css"), "__JS__": _asset("viewer.js")}
+    for key, value in parts.items():
+        page = page.replace(key, value)
+    return page.replace("__DATA__", blob, 1)
+
+
+_BLOB_START = '<script type="application/json" id="vibecheck-data">'
+
+
+def page_blob(page: str) -> dict[str, Any]:
+    """The JSON blob of a page written by :func:`render_page` (for tests and tools). Raises
+    :class:`VibecheckError` when ``page`` is not a viewer page."""
+    start = page.find(_BLOB_START)
+    end = page.find("</script>", start)
+    if start < 0 or end < 0:
+        raise VibecheckError("not a pytest-vibecheck viewer page (no data blob)")
+    data: dict[str, Any] = json.loads(page[start + len(_BLOB_START) : end])
+    return data
+
+
+def write_site(out_dir: str | Path, page: str) -> Path:
+    """Write ``page`` (:func:`render_page`) as ``index.html``, the whole site (it opens from
+    disk, no server needed), into ``out_dir`` (created); returns its path. Raises
+    :class:`VibecheckError` when the folder cannot be written."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "index.html"
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise VibecheckError(f"cannot write the viewer to {out}: {exc.strerror or exc}") from None
+    return path
+
+
+def basic_analysis(items: Sequence[dict[str, Any]], sources: list[dict[str, Any]], title: str) -> AnalysisReport:
+    """An analysis report with only the overview table, from the items' aggregates (no
+    intervals): what the viewer shows when scipy (the ``analysis`` extra) is not installed."""
+    from pytest_vibecheck.report.aggregate import aggregate
+    from pytest_vibecheck.report.analysis.report import AnalysisReport
+    from pytest_vibecheck.report.analysis.tables import Column, Table
+
+    t = Table(
+        "overview",
+        "Overview by group",
+        [
+            Column("suite", "suite"), Column("model", "model"), Column("protocol", "protocol"),
+            Column("k", "k", "int"), Column("evaluated", "evaluated", "int"),
+            Column("errors", "errors", "int"), Column("skipped", "skipped", "int"),
+            Column("no_code", "no code", "int"), Column("pass_at_1", "pass@1", "pct"),
+            Column("fr", "FR_k", "pct"), Column("instruction_if", "instruction IF", "pct"),
+            Column("task_if", "task IF", "pct"),
+        ],
+        note="FR_k = (S0 - S_k) / S0, negative = improvement. No intervals: install "
+        "'pytest-vibecheck[analysis]' (scipy) for intervals and the analysis tables.",
+    )
+    for g in aggregate(list(items)):
+        t.rows.append([
+            g["suite"], g["model"], g["protocol"], g["k"], g["evaluated"], g["errors"],
+            g["skipped"], g["no_code"], g["pass_at_1"], g["fr"], g["instruction_if"], g["task_if"],
+        ])  # fmt: skip
+    return AnalysisReport(title, sources, [t], items=list(items))
