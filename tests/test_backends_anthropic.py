@@ -115,7 +115,7 @@ def test_persistent_429_is_a_rate_limit_error(api: FakeAPI) -> None:
     with pytest.raises(RateLimitError) as info:
         backend(api, max_retries=1).generate(request())
     assert len(api.requests) == 2
-    assert "anthropic:claude-sonnet-5-5: rate limited (HTTP 429) after 2 attempts" in str(info.value)
+    assert f"anthropic:claude-sonnet-5-5 at {api.url}: rate limited (HTTP 429) after 2 attempts: This request would exceed" in str(info.value)
     assert "exceed the rate limit" in str(info.value)
 
 

@@ -122,8 +122,57 @@ def test_401_is_fatal_and_not_retried(api: FakeAPI) -> None:
     assert len(api.requests) == 1
     assert api.requests[0].headers["authorization"] == "Bearer sk-wrong"
     assert (info.value.status, info.value.fatal) == (401, True)
-    assert "HTTP 401 (check the API key variable" in str(info.value)
+    assert f"openai:qwen2.5-coder-7b at {api.url}/v1: HTTP 401: Incorrect API key provided; check the API key variable" in str(info.value)
     assert "sk-wrong" not in str(info.value)
+
+
+def test_404_is_fatal_and_one_line_naming_model_url_status_and_what_to_do(api: FakeAPI) -> None:
+    api.default = Response(404, {"error": {"message": "The model `nope` does not exist", "code": "model_not_found"}})
+    settings = BackendSettings(base_url=f"http://user:secret@127.0.0.1:{api.port}/v1?api-key=k", env={})
+    with pytest.raises(BackendError) as info:
+        make_backend("openai:nope", settings).generate(request())
+    assert len(api.requests) == 1  # not retried
+    assert (info.value.status, info.value.fatal) == (404, True)
+    assert str(info.value) == (
+        f"openai:nope at {api.url}/v1: HTTP 404: The model `nope` does not exist; check the model "
+        "name (--vibe-model) and the base URL (--vibe-base-url)"
+    )
+
+
+def test_unknown_model_as_400_is_fatal(api: FakeAPI) -> None:
+    api.default = Response(400, {"error": {"message": "no such model", "code": "model_not_found"}})
+    with pytest.raises(BackendError) as info:
+        backend(api).generate(request())
+    assert (info.value.status, info.value.fatal) == (400, True)
+
+
+def test_refused_connection_is_fatal_and_names_the_url() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once the socket is closed
+    settings = BackendSettings(base_url=f"http://127.0.0.1:{port}/v1", env={}, max_retries=1, timeout_s=5.0)
+    with pytest.raises(BackendError) as info:
+        make_backend("openai:m", settings).generate(request())
+    assert info.value.fatal is True
+    assert str(info.value) == (
+        f"openai:m at http://127.0.0.1:{port}/v1: cannot connect after 2 attempts (connection refused "
+        "or host not found): check --vibe-base-url and that the server is running"
+    )
+
+
+def test_empty_choices_is_an_infrastructure_error_and_never_cached(api: FakeAPI, tmp_path: Path) -> None:
+    empty = completion()
+    empty["choices"] = []
+    api.push(Response(200, empty), Response(200, completion()))
+    gen = Generator(backend(api), cache=GenerationCache(tmp_path / "c.sqlite"), mode="use")
+    with pytest.raises(BackendError, match="empty 'choices' list") as info:
+        gen.generate(request())
+    assert info.value.fatal is False
+    assert len(gen.cache or []) == 0  # nothing cached: the server recovers on the next run
+    assert gen.generate(request()).text == REPLY  # the recovered server's reply
+    assert len(api.requests) == 2
 
 
 def test_timeout_is_a_backend_error(api: FakeAPI) -> None:

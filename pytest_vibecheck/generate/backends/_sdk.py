@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+import re
 import threading
 import time
 from types import ModuleType
@@ -22,6 +23,7 @@ from pytest_vibecheck.generate.backends.base import (
     MissingSDKError,
     RateLimitError,
     is_secret_name,
+    redact_url,
 )
 
 #: Placeholder key sent to a custom server that needs none (vLLM, Ollama, llama.cpp).
@@ -78,47 +80,91 @@ def api_params(extra: Any) -> dict[str, Any]:
     return {k: v for k, v in dict(extra).items() if k not in EXCLUDED_PARAMS and not is_secret_name(k)}
 
 
-def translate_error(exc: BaseException, sdk: ModuleType, provider: str, model: str, max_retries: int) -> BackendError:
+#: What to do after each fatal HTTP status (shown in the one-line message).
+_FATAL_HINTS: dict[int, str] = {
+    401: "check the API key variable (--vibe-api-key-env) and that the key is valid",
+    402: "check the account's billing or credit",
+    403: "check the key's permissions for this model",
+    404: "check the model name (--vibe-model) and the base URL (--vibe-base-url)",
+}
+
+#: Error codes of a 400 reply that mean the model does not exist (OpenAI-compatible servers).
+_UNKNOWN_MODEL_CODES = frozenset({"model_not_found", "unknown_model", "invalid_model"})
+
+
+def _cannot_connect(exc: BaseException) -> bool:
+    """True when ``exc`` (or its cause) is a refused connection or a failed DNS look-up: the
+    HTTP client's ``ConnectError`` (``httpx`` / ``httpx2``), ``ConnectionRefusedError`` or
+    ``socket.gaierror``."""
+    import socket
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if type(seen).__name__ == "ConnectError" or isinstance(seen, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _detail(exc: BaseException) -> str:
+    """The server's own message: ``error.message`` (or ``message``) of the JSON body when there
+    is one, else the SDK's message without its ``Error code: N -`` prefix; on one line."""
+    body = getattr(exc, "body", None)
+    text = ""
+    if isinstance(body, dict):
+        inner = body.get("error")
+        text = str((inner.get("message") if isinstance(inner, dict) else None) or body.get("message") or "")
+    if not text:
+        text = re.sub(r"^Error code: \d+ - ", "", str(getattr(exc, "message", None) or exc))
+    return " ".join(text.split())
+
+
+def translate_error(
+    exc: BaseException,
+    sdk: ModuleType,
+    provider: str,
+    model: str,
+    max_retries: int,
+    base_url: str | None = None,
+) -> BackendError:
     """An SDK exception as :class:`BackendError` (:class:`RateLimitError` for 429).
 
-    The message names the provider, model, HTTP status and the SDK's own message; it never
-    contains the key (the SDKs do not echo it).
+    The message is one line naming the provider, model, base URL (credentials removed, see
+    :func:`~pytest_vibecheck.generate.backends.base.redact_url`), the HTTP status, the SDK's
+    own message and, for a fatal error, what to do; it never contains the key (the SDKs do not
+    echo it). Fatal (``fatal=True``: every further request would fail the same way): HTTP
+    401, 402, 403, 404, a 400 whose error code says the model is unknown, and a refused
+    connection or failed DNS look-up after the SDK's retries (a few seconds of backoff).
     """
     tries = f"after {max_retries + 1} attempts"
+    where = f"{provider}:{model}" + (f" at {redact_url(base_url)}" if base_url else "")
     status = getattr(exc, "status_code", None)
-    detail = str(getattr(exc, "message", None) or exc).strip()
-    if len(detail) > 500:
-        detail = detail[:500] + " ..."
+    detail = _detail(exc)
+    if len(detail) > 300:
+        detail = detail[:300] + " ..."
+    common: dict[str, Any] = {"provider": provider, "model": model, "base_url": redact_url(base_url)}
     if isinstance(exc, getattr(sdk, "RateLimitError", ())):
-        return RateLimitError(
-            f"{provider}:{model}: rate limited (HTTP 429) {tries}: {detail}",
-            provider=provider,
-            model=model,
-            status=429,
-        )
+        return RateLimitError(f"{where}: rate limited (HTTP 429) {tries}: {detail}", status=429, **common)
     if isinstance(exc, getattr(sdk, "APITimeoutError", ())):
-        return BackendError(
-            f"{provider}:{model}: request timed out {tries}", provider=provider, model=model
-        )
+        return BackendError(f"{where}: request timed out {tries}", **common)
     if isinstance(exc, getattr(sdk, "APIConnectionError", ())):
-        return BackendError(
-            f"{provider}:{model}: connection failed {tries}: {detail}", provider=provider, model=model
-        )
+        if _cannot_connect(exc):
+            return BackendError(
+                f"{where}: cannot connect {tries} (connection refused or host not found): check "
+                "--vibe-base-url and that the server is running",
+                fatal=True,
+                **common,
+            )
+        return BackendError(f"{where}: connection failed {tries}: {detail}", **common)
     if isinstance(status, int):
-        fatal = status in _FATAL_STATUSES
-        hint = ""
-        if status in (401, 403):
-            hint = " (check the API key variable and its permissions)"
-        elif status == 404:
-            hint = " (check the model name and the base URL)"
-        return BackendError(
-            f"{provider}:{model}: HTTP {status}{hint}: {detail}",
-            provider=provider,
-            model=model,
-            status=status,
-            fatal=fatal,
-        )
-    return BackendError(f"{provider}:{model}: {type(exc).__name__}: {detail}", provider=provider, model=model)
+        code = str(getattr(exc, "code", "") or "")
+        fatal = status in _FATAL_STATUSES or (status == 400 and code in _UNKNOWN_MODEL_CODES)
+        hint = _FATAL_HINTS.get(status, _FATAL_HINTS[404] if fatal else "")
+        text = f"{where}: HTTP {status}: {detail}" + (f"; {hint}" if hint else "")
+        return BackendError(text, status=status, fatal=fatal, **common)
+    return BackendError(f"{where}: {type(exc).__name__}: {detail}", **common)
 
 
 class SDKBackend(Backend):
@@ -191,7 +237,9 @@ class SDKBackend(Backend):
         try:
             resp = self._create(client, self.request_params(request))
         except getattr(sdk, self.error_class) as exc:
-            raise translate_error(exc, sdk, self.provider, self.model, self.settings.max_retries) from exc
+            raise translate_error(
+                exc, sdk, self.provider, self.model, self.settings.max_retries, self.base_url
+            ) from exc
         return self._to_generation(resp, time.perf_counter() - start)
 
     def close(self) -> None:

@@ -55,8 +55,9 @@ class BackendError(GenerationError):
     """Infrastructure failure: the API failed after the SDK's retries, timed out, or refused.
 
     ``status`` is the HTTP status when there was one. ``fatal`` is True when every further
-    request will fail the same way (bad key, unknown model, permission denied), so a caller
-    may stop the run instead of erroring every item.
+    request will fail the same way (bad key, unknown model, permission denied, nothing listening
+    at the base URL), so a caller may stop the run instead of erroring every item. ``base_url``:
+    the server (credentials removed), when known.
     """
 
     def __init__(
@@ -69,8 +70,10 @@ class BackendError(GenerationError):
         fatal: bool = False,
         task_id: str | None = None,
         label: str | None = None,
+        base_url: str | None = None,
     ) -> None:
         self.provider = provider
+        self.base_url = base_url
         self.model = model
         self.status = status
         self.fatal = fatal

@@ -23,9 +23,11 @@ from typing import Any
 from pytest_vibecheck.generate.backends._sdk import SDKBackend, api_params
 from pytest_vibecheck.generate.backends.base import (
     Backend,
+    BackendError,
     BackendSettings,
     Generation,
     GenerationRequest,
+    redact_url,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -67,8 +69,19 @@ class OpenAIBackend(SDKBackend):
         return client.chat.completions.create(**params)
 
     def _to_generation(self, resp: Any, latency_s: float) -> Generation:
-        choice = resp.choices[0] if resp.choices else None
-        text = (choice.message.content or "") if choice is not None else ""
+        """The first choice as a :class:`Generation`. A reply without choices (an empty
+        ``choices`` list: an overloaded or misbehaving server) is an infrastructure error
+        (:class:`BackendError`), never a model reply with no code, so it is not cached."""
+        if not getattr(resp, "choices", None):
+            raise BackendError(
+                f"{self.provider}:{self.model} at {redact_url(self.base_url)}: the server answered "
+                "with an empty 'choices' list (no reply); not counted as a model failure, retry later",
+                provider=self.provider,
+                model=self.model,
+                base_url=redact_url(self.base_url),
+            )
+        choice = resp.choices[0]
+        text = choice.message.content or ""
         usage = getattr(resp, "usage", None)
         return Generation(
             text=text,
