@@ -193,6 +193,9 @@ def test_results_page_from_report(recorded: Path, tmp_path: Path) -> None:
     assert (b.generations, b.no_code, b.finish["stop"], b.output_tokens) == (18, 0, 18, 360)
 
 
+EXTRACTION_FIELDS = ("method", "blocks", "no_code", "code_sha256")
+
+
 def _digest(item: dict[str, Any]) -> dict[str, Any]:
     """What re-scoring must reproduce of an item: outcome, and per turn the extraction, the test
     status and failed tests, every verdict with its violations."""
@@ -205,7 +208,8 @@ def _digest(item: dict[str, Any]) -> dict[str, Any]:
             {
                 "turn": t["turn"],
                 "k": t["k"],
-                "extraction": t["extraction"],
+                # the fields the published report has (newer reports add e.g. the chosen block)
+                "extraction": {key: t["extraction"].get(key) for key in EXTRACTION_FIELDS},
                 "tests": (t["tests"]["status"], t["tests"]["failed_tests"]),
                 "verdicts": [
                     (v["position"], v["id"], v["passed"], v["error"],
