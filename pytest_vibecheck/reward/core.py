@@ -42,6 +42,7 @@ from pytest_vibecheck.report.metrics import instruction_level_if, task_level_if
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.verify.api import VerifyItem, verify_batch
 from pytest_vibecheck.verify.extract import ExtractMode, extract_code
+from pytest_vibecheck.verify.verdict import Violation
 
 from .problems import ProblemRef, problem_ref_text, resolve_problem
 
@@ -166,18 +167,20 @@ class RewardConfig:
 @dataclass(frozen=True)
 class InstructionOutcome:
     """The verdict on one instruction: ``passed`` is None when the verifier could not judge
-    (``error`` says why). ``violations``: ``{"rule", "line", "column", "message"}`` dicts."""
+    (``error`` says why); ``violations`` are the verifier's findings (rule, line, column,
+    message)."""
 
     id: str
     params: Mapping[str, Any]
     passed: bool | None
     error: str | None = None
-    violations: tuple[Mapping[str, Any], ...] = ()
+    violations: tuple[Violation, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict with every field."""
+        """JSON-ready dict with every field (violations as ``{"rule", "line", "column",
+        "message"}`` dicts)."""
         return {"id": self.id, "params": dict(self.params), "passed": self.passed,
-                "error": self.error, "violations": [dict(v) for v in self.violations]}
+                "error": self.error, "violations": [v.to_dict() for v in self.violations]}
 
 
 @dataclass(frozen=True)
@@ -396,9 +399,8 @@ class RewardScorer:
                 continue
             if u.no_code:
                 u.verdicts = [
-                    InstructionOutcome(iid, params, False, None, ({
-                        "rule": NO_CODE_RULE, "line": 1, "column": 1,
-                        "message": "the reply contains no code"},))
+                    InstructionOutcome(iid, params, False, None, (
+                        Violation(NO_CODE_RULE, 1, 1, "the reply contains no code"),))
                     for iid, params in u.judged
                 ]
                 continue
@@ -415,8 +417,7 @@ class RewardScorer:
             return
         for u, verdicts in zip(targets, results, strict=True):
             u.verdicts = [
-                InstructionOutcome(v.instruction, dict(v.params), v.passed, v.error,
-                                   tuple(x.to_dict() for x in v.violations))
+                InstructionOutcome(v.instruction, dict(v.params), v.passed, v.error, v.violations)
                 for v in verdicts
             ]
 

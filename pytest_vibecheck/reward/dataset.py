@@ -70,15 +70,14 @@ def problem_record(problem: Problem, k: int) -> dict[str, Any]:
     return record
 
 
-def _require_pyarrow() -> Any:
+def _require_pyarrow() -> None:
     try:
         import pyarrow
-        import pyarrow.parquet
+        import pyarrow.parquet  # noqa: F401
     except ImportError:
         raise VibecheckError(
             "--format verl writes parquet and needs pyarrow: pip install 'pytest-vibecheck[rl]'"
         ) from None
-    return pyarrow
 
 
 def export_dataset(
@@ -107,7 +106,8 @@ def export_dataset(
         raise VibecheckError(f"limit must be >= 1, got {limit!r}")
     if not split or "/" in split or split.startswith("."):
         raise VibecheckError(f"split must be a plain name such as 'train', got {split!r}")
-    pa = _require_pyarrow() if fmt == "verl" else None
+    if fmt == "verl":
+        _require_pyarrow()
     loaded = load_suite(suite)
     problems: list[Problem] = list(loaded.problems)
     if tasks:
@@ -155,6 +155,7 @@ def export_dataset(
                 fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
         files.append(name)
     else:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         name = f"{split}.parquet"
