@@ -70,8 +70,6 @@ FUNC_STATUSES: Mapping[str, float | None] = {
     "skipped": None,
 }
 
-#: The rule of the violation given to every instruction when a reply has no code.
-NO_CODE_RULE = "NO-CODE"
 
 #: Runs ``(code, problem)`` pairs and returns one result per pair, in order. The default is
 #: :func:`pytest_vibecheck.execute.pool.run_many` with the scorer's settings; any callable with
@@ -385,13 +383,14 @@ class RewardScorer:
         return out
 
     def _extract(self, units: Sequence[_Unit]) -> None:
-        from pytest_vibecheck.plugin.runitem import has_no_code
+        from pytest_vibecheck.plugin.run.record import has_no_code  # the plugin's rule
 
         for u in units:
             ex = extract_code(u.reply, self.config.extract_mode, u.problem.entry_point)
             u.code, u.method, u.no_code = ex.code, ex.method, has_no_code(ex)
 
     def _verify(self, units: Sequence[_Unit]) -> None:
+        from pytest_vibecheck.plugin.run.stages import NO_CODE_RULE
         batch: list[VerifyItem] = []
         targets: list[_Unit] = []
         for u in units:
