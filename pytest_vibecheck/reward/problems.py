@@ -53,8 +53,9 @@ ProblemRef = str | Problem | Mapping[str, Any]
 
 
 @functools.lru_cache(maxsize=16)
-def _suite(name: str) -> Suite:
-    return load_suite(name)
+def _suite(name: str) -> tuple[Suite, dict[str, Problem]]:
+    suite = load_suite(name)
+    return suite, {p.task_id: p for p in suite.problems}
 
 
 def suite_problem(ref: str) -> Problem:
@@ -70,7 +71,9 @@ def suite_problem(ref: str) -> Problem:
             f"problem {ref!r}: a suite task id is SUITE::TASK_ID, e.g. "
             "'bigvibebench::BigCodeBench/13' (or give an inline problem)"
         )
-    return _suite(suite).get(task)
+    loaded, by_id = _suite(suite)
+    found = by_id.get(task)
+    return found if found is not None else loaded.get(task)  # UnknownIdError with suggestions
 
 
 def _instruction_refs(raw: object, where: str) -> tuple[InstructionRef, ...]:
