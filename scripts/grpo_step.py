@@ -22,7 +22,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 
 def build_tokenizer(texts: list[str]) -> Any:
@@ -81,7 +81,7 @@ def main() -> int:
                      for p in load_suite(args.suite).problems}
 
         class Recorded(VibecheckReward):
-            calls: list[dict[str, Any]] = []
+            calls: ClassVar[list[dict[str, Any]]] = []
 
             def __call__(self, prompts: Any = None, completions: Any = None,
                          completion_ids: Any = None, **kwargs: Any) -> list[float | None]:
