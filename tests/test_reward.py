@@ -216,3 +216,17 @@ def test_inline_problem_json_and_defaults() -> None:
     assert prob.instructions[0].id == "style_3"
     assert prob.instructions[0].params == {"line_length": 79}  # the default, written out
     assert prob.test.entry_point == "add"
+
+
+def test_executor_spec_goes_through_the_execution_layer() -> None:
+    import importlib.util
+
+    cfg = RewardConfig(executor="local")
+    if importlib.util.find_spec("pytest_vibecheck.execute.executor") is None:
+        with pytest.raises(VibecheckError, match="has no executor layer"):
+            score_batch([ALL_MET], [ADD], cfg)
+        return
+    res = score_batch([ALL_MET, WRONG], [ADD] * 2, cfg)
+    assert [r.exec_status for r in res] == ["passed", "failed"]
+    with pytest.raises(VibecheckError, match="unknown executor 'nope'"):
+        score_batch([ALL_MET], [ADD], RewardConfig(executor="nope"))

@@ -26,6 +26,7 @@ sandboxes at once, optional result cache).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -100,7 +101,10 @@ class RewardConfig:
       ``"first"`` is the paper's pipeline);
     - ``exec_settings``: sandbox settings (:class:`~pytest_vibecheck.execute.tests.ExecSettings`);
     - ``workers``: sandboxes at a time (None: CPU count / xdist workers);
-    - ``exec_cache``: path of a SQLite result cache shared by processes (None: no cache).
+    - ``exec_cache``: path of a SQLite result cache shared by processes (None: no cache);
+    - ``executor``: where the sandboxes run, as an executor spec of the execution layer
+      (``"local"``, ``"ray"``, ``"ray://HOST:PORT"``; None: the local sandbox pool). A spec,
+      unlike an object, travels in framework configs (verl ``reward_kwargs``) to fresh workers.
 
     Raises :class:`~pytest_vibecheck.errors.VibecheckError` for a value out of range.
     """
@@ -115,6 +119,7 @@ class RewardConfig:
     exec_settings: ExecSettings | None = None
     workers: int | None = None
     exec_cache: str | None = None
+    executor: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, int | float) or not (
@@ -157,7 +162,7 @@ class RewardConfig:
         settings = self.exec_settings or ExecSettings()
         return json.dumps(
             [self.alpha, self.if_level, self.composite, self.functional, self.instructions, self.k,
-             self.extract_mode, self.workers, self.exec_cache, repr(settings)],
+             self.extract_mode, self.workers, self.exec_cache, self.executor, repr(settings)],
             default=str,
         )
 
@@ -290,7 +295,10 @@ def _problem_key(prob: Problem, judged: Sequence[tuple[str, Mapping[str, Any]]])
 class RewardScorer:
     """Scores batches of completions with one configuration; reusable and thread-safe.
 
-    ``executor`` replaces the sandbox pool (see :data:`Executor`); ``engine`` is a
+    ``executor``: a callable with the :data:`Executor` shape, called instead of the sandbox
+    pool, or an executor object of the execution layer (one with ``submit``, e.g. a Ray
+    executor), which the pool's ``run_many`` runs on; default: ``config.executor``, else the
+    local sandbox pool. ``engine`` is a
     :class:`~pytest_vibecheck.verify.ruff_engine.RuffEngine` (default: the shared one).
     Nothing is set up until the first batch, so a scorer can be made anywhere, including in a
     fresh worker process.
@@ -300,7 +308,7 @@ class RewardScorer:
         self,
         config: RewardConfig | None = None,
         *,
-        executor: Executor | None = None,
+        executor: Executor | Any | None = None,
         engine: Any = None,
     ) -> None:
         self.config = config or RewardConfig()
@@ -308,6 +316,7 @@ class RewardScorer:
         self._engine = engine
         self._lock = threading.Lock()
         self._cache: Any = None
+        self._made: Any = None
 
     # ------------------------------------------------------------ execution
 
@@ -321,13 +330,40 @@ class RewardScorer:
                 self._cache = ExecCache(Path(self.config.exec_cache))
             return self._cache
 
-    def _run(self, pairs: Sequence[tuple[str, Problem]]) -> Sequence[ExecResult]:
+    def _pool_executor(self) -> object | None:
+        """The execution layer's executor object (``submit``) to hand to ``run_many``: the
+        scorer's own, or one made once from ``config.executor`` (``local``, ``ray``,
+        ``ray://HOST:PORT``)."""
+        if self._executor is not None and not callable(getattr(self._executor, "submit", None)):
+            return None  # a plain callable, called directly
         if self._executor is not None:
+            return self._executor
+        spec = self.config.executor
+        if spec is None:
+            return None
+        with self._lock:
+            if self._made is None:
+                try:
+                    module = importlib.import_module("pytest_vibecheck.execute.executor")
+                except ImportError:
+                    raise VibecheckError(
+                        f"reward executor {spec!r}: this installation has no executor layer "
+                        "(pytest_vibecheck.execute.executor); leave executor unset for the "
+                        "local sandbox pool"
+                    ) from None
+                self._made = module.make_executor(spec, slots=self.config.workers)
+            made: object = self._made
+            return made
+
+    def _run(self, pairs: Sequence[tuple[str, Problem]]) -> Sequence[ExecResult]:
+        pool_executor = self._pool_executor()
+        if self._executor is not None and pool_executor is None:
             return self._executor(pairs)
         from pytest_vibecheck.execute.pool import run_many
 
+        extra: dict[str, Any] = {} if pool_executor is None else {"executor": pool_executor}
         return run_many(pairs, self.config.exec_settings, self._exec_cache(),
-                        workers=self.config.workers)
+                        workers=self.config.workers, **extra)
 
     # ------------------------------------------------------------ scoring
 
@@ -366,6 +402,8 @@ class RewardScorer:
                 units[key] = _Unit(reply, prob, judged)
             order.append(key)
         todo = list(units.values())
+        if cfg.functional:
+            self._pool_executor()  # a bad executor spec is bad input: raise before running
         with warnings.catch_warnings():  # warnings about the model's code are not the run's
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -531,14 +569,15 @@ def score_batch(
     problems: Sequence[ProblemRef],
     config: RewardConfig | None = None,
     *,
-    executor: Executor | None = None,
+    executor: Executor | Any | None = None,
     **options: Any,
 ) -> list[RewardResult]:
     """Score ``completions[i]`` against ``problems[i]``; one :class:`RewardResult` each.
 
     ``config`` or ``options`` (the :class:`RewardConfig` fields, e.g. ``alpha=0.4``,
-    ``functional=False``) set how; ``executor`` replaces the sandbox pool (e.g. a Ray-backed
-    runner). See :meth:`RewardScorer.score` for shapes and errors.
+    ``functional=False``) set how; ``executor`` replaces the local sandbox pool (a callable, or
+    an executor object such as a Ray executor; see :class:`RewardScorer`). See
+    :meth:`RewardScorer.score` for shapes and errors.
     """
     if config is not None and options:
         raise VibecheckError("score_batch: give either config or options, not both")
