@@ -1,0 +1,586 @@
+"""Score a batch of completions: unit tests in the sandbox plus VeriCode verdicts, one reward each.
+
+The reward of a completion is the paper's composite (Vibe Checker, arXiv 2510.07315, §4.5)::
+
+    reward = alpha * IF + (1 - alpha) * func
+
+- ``func`` (functional outcome) is 1.0 when every unit test passes in the sandbox and 0.0 for
+  a model failure: ``failed``, ``timeout``, ``tampered`` (the candidate interfered with its
+  grader) or a reply without code;
+- ``IF`` is the completion's instruction-level IF (passed / judged instructions, paper §3.2),
+  or its task-level IF (1.0 only when every instruction passes) with ``if_level="task"``.
+
+A sandbox or verifier failure (``error``, ``skipped`` because a library is missing, Ruff not
+running, an executor that crashed) is an **infrastructure failure**: the reward is ``None`` and
+``status`` is ``"infra_error"``, never 0, so a training loop can drop the sample instead of
+punishing the policy for the grader's fault.
+
+Batching: every distinct (completion, problem) pair is scored once (RL batches repeat
+completions); the extracted code of all of them is verified in one
+:func:`~pytest_vibecheck.verify.api.verify_batch` call (one Ruff process per batch, see
+:mod:`pytest_vibecheck.verify.ruff_engine`), and every distinct (code, problem) is run once
+through the executor, by default :func:`pytest_vibecheck.execute.pool.run_many` (several
+sandboxes at once, optional result cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import math
+import os
+import threading
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
+from pytest_vibecheck.report.metrics import instruction_level_if, task_level_if
+from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.verify.api import VerifyItem, verify_batch
+from pytest_vibecheck.verify.extract import ExtractMode, extract_code
+from pytest_vibecheck.verify.verdict import Violation
+
+from .problems import ProblemRef, problem_ref_text, resolve_problem
+
+__all__ = [
+    "FUNC_STATUSES",
+    "Executor",
+    "InstructionOutcome",
+    "RewardConfig",
+    "RewardResult",
+    "RewardScorer",
+    "completion_text",
+    "score_batch",
+    "scorer_for",
+]
+
+#: The functional outcome of each execution status (1.0 pass, 0.0 model failure, None: infra).
+#: ``tampered`` (the candidate tried to write, change or hide its verdict) is a model failure.
+FUNC_STATUSES: Mapping[str, float | None] = {
+    "passed": 1.0,
+    "failed": 0.0,
+    "timeout": 0.0,
+    "tampered": 0.0,
+    "no_code": 0.0,
+    "error": None,
+    "skipped": None,
+}
+
+
+#: Runs ``(code, problem)`` pairs and returns one result per pair, in order. The default is
+#: :func:`pytest_vibecheck.execute.pool.run_many` with the scorer's settings; any callable with
+#: this shape (a Ray-backed runner, a remote service) can replace it.
+Executor = Callable[[Sequence[tuple[str, Problem]]], Sequence[ExecResult]]
+
+IfLevel = Literal["instruction", "task"]
+Composite = Literal["blend", "gated"]
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """How rewards are computed.
+
+    - ``alpha``: weight of IF in the composite, in [0, 1] (default 0.4, the paper's best alpha for
+      BigVibeBench by Pearson correlation with human preference, §4.5);
+    - ``if_level``: ``"instruction"`` (instruction-level IF, the paper's composite) or
+      ``"task"`` (task-level IF: 1 only if every instruction passes);
+    - ``composite``: ``"blend"`` = ``alpha * IF + (1 - alpha) * func`` (paper §4.5), or
+      ``"gated"`` = ``func * (alpha * IF + 1 - alpha)``: instruction credit only for code that
+      passes its tests, so a policy cannot trade correctness for style;
+    - ``functional``: run the unit tests (False: IF only, reward = IF);
+    - ``instructions``: judge the instructions (False: tests only, reward = func); a problem
+      with no instruction always gets reward = func;
+    - ``k``: judge only each problem's first k instructions (the single-turn prompt at k
+      shows those); None = all;
+    - ``extract_mode``: how code is taken from a reply (:func:`~pytest_vibecheck.verify.extract.extract_code`;
+      ``"first"`` is the paper's pipeline);
+    - ``exec_settings``: sandbox settings (:class:`~pytest_vibecheck.execute.tests.ExecSettings`);
+    - ``workers``: sandboxes at a time (None: CPU count / xdist workers);
+    - ``exec_cache``: path of a SQLite result cache shared by processes (None: no cache);
+    - ``executor``: where the sandboxes run, as an executor spec of the execution layer
+      (``"local"``, ``"ray"``, ``"ray://HOST:PORT"``; None: the local sandbox pool). A spec,
+      unlike an object, travels in framework configs (verl ``reward_kwargs``) to fresh workers.
+
+    Raises :class:`~pytest_vibecheck.errors.VibecheckError` for a value out of range.
+    """
+
+    alpha: float = 0.4
+    if_level: IfLevel = "instruction"
+    composite: Composite = "blend"
+    functional: bool = True
+    instructions: bool = True
+    k: int | None = None
+    extract_mode: ExtractMode = "first"
+    exec_settings: ExecSettings | None = None
+    workers: int | None = None
+    exec_cache: str | None = None
+    executor: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, int | float) or not (
+            0.0 <= float(self.alpha) <= 1.0
+        ):
+            raise VibecheckError(f"reward alpha must be a number in [0, 1], got {self.alpha!r}")
+        if self.if_level not in ("instruction", "task"):
+            raise VibecheckError(f"reward if_level must be 'instruction' or 'task', got {self.if_level!r}")
+        if self.composite not in ("blend", "gated"):
+            raise VibecheckError(f"reward composite must be 'blend' or 'gated', got {self.composite!r}")
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 0):
+            raise VibecheckError(f"reward k must be an int >= 0 or None, got {self.k!r}")
+        if self.extract_mode not in ("first", "best"):
+            raise VibecheckError(f"reward extract_mode must be 'first' or 'best', got {self.extract_mode!r}")
+        if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1):
+            raise VibecheckError(f"reward workers must be an int >= 1 or None, got {self.workers!r}")
+        if not (self.functional or self.instructions):
+            raise VibecheckError("reward: functional and instructions are both off; nothing to score")
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> RewardConfig:
+        """A config from plain options (framework config files: verl ``reward_kwargs``).
+
+        Keys: the fields above, plus ``time_limit_s`` (fixed sandbox time limit in seconds).
+        Unknown keys are an error naming them.
+        """
+        names = set(cls.__dataclass_fields__) - {"exec_settings"}
+        opts = dict(options)
+        time_limit = opts.pop("time_limit_s", None)
+        unknown = sorted(set(opts) - names)
+        if unknown:
+            raise VibecheckError(
+                f"unknown reward option(s) {unknown}; known: {sorted(names | {'time_limit_s'})}"
+            )
+        settings = ExecSettings(time_limit_s=float(time_limit)) if time_limit is not None else None
+        return cls(**opts, exec_settings=settings)
+
+    def key(self) -> str:
+        """The options that change a reward, as text (a scorer per distinct key)."""
+        settings = self.exec_settings or ExecSettings()
+        return json.dumps(
+            [self.alpha, self.if_level, self.composite, self.functional, self.instructions, self.k,
+             self.extract_mode, self.workers, self.exec_cache, self.executor, repr(settings)],
+            default=str,
+        )
+
+
+@dataclass(frozen=True)
+class InstructionOutcome:
+    """The verdict on one instruction: ``passed`` is None when the verifier could not judge
+    (``error`` says why); ``violations`` are the verifier's findings (rule, line, column,
+    message)."""
+
+    id: str
+    params: Mapping[str, Any]
+    passed: bool | None
+    error: str | None = None
+    violations: tuple[Violation, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with every field (violations as ``{"rule", "line", "column",
+        "message"}`` dicts)."""
+        return {"id": self.id, "params": dict(self.params), "passed": self.passed,
+                "error": self.error, "violations": [v.to_dict() for v in self.violations]}
+
+
+@dataclass(frozen=True)
+class RewardResult:
+    """The reward of one completion, with its parts.
+
+    - ``reward``: the composite in [0, 1], or None for an infrastructure failure;
+    - ``status``: ``"ok"`` or ``"infra_error"`` (``error`` says what failed);
+    - ``func``: 1.0 / 0.0 / None (not run, or infrastructure failure); ``exec_status``: the
+      sandbox's status (``passed``, ``failed``, ``timeout``, ``tampered``, ``error``,
+      ``skipped``), ``no_code`` or ``not_run``;
+    - ``instruction_if`` / ``task_level_if``: fractions in [0, 1], None when no instruction was
+      judged or a verifier failed;
+    - ``verdicts``: one :class:`InstructionOutcome` per judged instruction, in order;
+    - ``details``: problem id, extraction method, failed tests, the sandbox's message, whether
+      the result came from the cache or was shared with an identical pair in the batch.
+    """
+
+    reward: float | None
+    status: Literal["ok", "infra_error"]
+    func: float | None
+    exec_status: str
+    instruction_if: float | None
+    task_level_if: float | None
+    verdicts: tuple[InstructionOutcome, ...] = ()
+    error: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_infra_error(self) -> bool:
+        """True when the grader, not the completion, failed (``reward`` is None)."""
+        return self.status == "infra_error"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with every field."""
+        return {
+            "reward": self.reward, "status": self.status, "func": self.func,
+            "exec_status": self.exec_status, "instruction_if": self.instruction_if,
+            "task_level_if": self.task_level_if, "verdicts": [v.to_dict() for v in self.verdicts],
+            "error": self.error, "details": dict(self.details),
+        }
+
+
+def completion_text(completion: object) -> str:
+    """The reply text of a completion: a string, or a conversational completion (a list of
+    message dicts, as TRL passes them: ``[{"role": "assistant", "content": "..."}]``), whose
+    assistant messages' contents are joined (content given as text parts is joined too).
+
+    Raises :class:`~pytest_vibecheck.errors.VibecheckError` for anything else.
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        completion = [completion]
+    if isinstance(completion, Sequence):
+        parts: list[str] = []
+        for msg in completion:
+            if not isinstance(msg, Mapping):
+                break
+            if msg.get("role", "assistant") != "assistant":
+                continue
+            content = msg.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, Sequence):
+                parts.extend(
+                    str(p.get("text", "")) for p in content
+                    if isinstance(p, Mapping) and p.get("type", "text") == "text"
+                )
+            elif content is not None:
+                break
+        else:
+            return "\n".join(parts)
+    raise VibecheckError(
+        "completion: expected a string or a list of {'role', 'content'} messages, got "
+        f"{type(completion).__name__}"
+    )
+
+
+@dataclass
+class _Unit:
+    """One distinct (completion, problem) pair being scored."""
+
+    reply: str
+    problem: Problem
+    judged: tuple[tuple[str, dict[str, Any]], ...]
+    code: str = ""
+    method: str = ""
+    no_code: bool = False
+    verdicts: list[InstructionOutcome] = field(default_factory=list)
+    verify_error: str | None = None
+    exec_result: ExecResult | None = None
+    exec_error: str | None = None
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _problem_key(prob: Problem, judged: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    test = prob.test
+    return _sha(json.dumps(
+        [test.kind, test.code, [[c.input, c.output] for c in test.cases], test.entry_point,
+         prob.entry_point, list(prob.libs), [[i, dict(p)] for i, p in judged]],
+        sort_keys=True, default=str,
+    ))
+
+
+class RewardScorer:
+    """Scores batches of completions with one configuration; reusable and thread-safe.
+
+    ``executor``: a callable with the :data:`Executor` shape, called instead of the sandbox
+    pool, or an executor object of the execution layer (one with ``submit``, e.g. a Ray
+    executor), which the pool's ``run_many`` runs on; default: ``config.executor``, else the
+    local sandbox pool. ``engine`` is a
+    :class:`~pytest_vibecheck.verify.ruff_engine.RuffEngine` (default: the shared one).
+    Nothing is set up until the first batch, so a scorer can be made anywhere, including in a
+    fresh worker process.
+    """
+
+    def __init__(
+        self,
+        config: RewardConfig | None = None,
+        *,
+        executor: Executor | Any | None = None,
+        engine: Any = None,
+    ) -> None:
+        self.config = config or RewardConfig()
+        self._executor = executor
+        self._engine = engine
+        self._lock = threading.Lock()
+        self._cache: Any = None
+        self._made: Any = None
+
+    # ------------------------------------------------------------ execution
+
+    def _exec_cache(self) -> Any:
+        if self.config.exec_cache is None:
+            return None
+        with self._lock:
+            if self._cache is None:
+                from pytest_vibecheck.execute.cache import ExecCache
+
+                self._cache = ExecCache(Path(self.config.exec_cache))
+            return self._cache
+
+    def _pool_executor(self) -> object | None:
+        """The execution layer's executor object (``submit``) to hand to ``run_many``: the
+        scorer's own, or one made once from ``config.executor`` (``local``, ``ray``,
+        ``ray://HOST:PORT``)."""
+        if self._executor is not None and not callable(getattr(self._executor, "submit", None)):
+            return None  # a plain callable, called directly
+        if self._executor is not None:
+            return self._executor
+        spec = self.config.executor
+        if spec is None:
+            return None
+        with self._lock:
+            if self._made is None:
+                try:
+                    module = importlib.import_module("pytest_vibecheck.execute.executor")
+                except ImportError:
+                    raise VibecheckError(
+                        f"reward executor {spec!r}: this installation has no executor layer "
+                        "(pytest_vibecheck.execute.executor); leave executor unset for the "
+                        "local sandbox pool"
+                    ) from None
+                self._made = module.make_executor(spec, slots=self.config.workers)
+            made: object = self._made
+            return made
+
+    def _run(self, pairs: Sequence[tuple[str, Problem]]) -> Sequence[ExecResult]:
+        pool_executor = self._pool_executor()
+        if self._executor is not None and pool_executor is None:
+            return self._executor(pairs)
+        from pytest_vibecheck.execute.pool import run_many
+
+        extra: dict[str, Any] = {} if pool_executor is None else {"executor": pool_executor}
+        return run_many(pairs, self.config.exec_settings, self._exec_cache(),
+                        workers=self.config.workers, **extra)
+
+    # ------------------------------------------------------------ scoring
+
+    def score(self, completions: Sequence[object], problems: Sequence[ProblemRef]) -> list[RewardResult]:
+        """One :class:`RewardResult` per completion, in order.
+
+        ``completions[i]`` (a reply string or a conversational completion, see
+        :func:`completion_text`) answers ``problems[i]`` (a suite task id ``"SUITE::TASK_ID"``,
+        an inline problem or a :class:`~pytest_vibecheck.suites.problem.Problem`; see
+        :mod:`pytest_vibecheck.reward.problems`).
+
+        Raises :class:`~pytest_vibecheck.errors.VibecheckError` for bad input (lengths differ, an
+        unknown suite, task or instruction id, a malformed inline problem) before anything
+        runs. Never raises for what a completion contains or for a failing grader: those come
+        back as results.
+        """
+        if len(completions) != len(problems):
+            raise VibecheckError(
+                f"reward: {len(completions)} completions but {len(problems)} problems; give one "
+                "problem per completion"
+            )
+        cfg = self.config
+        resolved: dict[object, Problem] = {}
+        units: dict[str, _Unit] = {}
+        order: list[str] = []
+        for i, (completion, ref) in enumerate(zip(completions, problems, strict=True)):
+            reply = completion_text(completion)
+            ref_key: object = ref if isinstance(ref, str) else id(ref)
+            prob = resolved.get(ref_key)
+            if prob is None:
+                prob = resolved[ref_key] = resolve_problem(ref, where=f"problem {i}")
+            refs = prob.instructions if cfg.k is None else prob.instructions[: cfg.k]
+            judged = tuple((r.id, dict(r.params)) for r in refs) if cfg.instructions else ()
+            key = _sha(reply) + _problem_key(prob, judged)
+            if key not in units:
+                units[key] = _Unit(reply, prob, judged)
+            order.append(key)
+        todo = list(units.values())
+        if cfg.functional:
+            self._pool_executor()  # a bad executor spec is bad input: raise before running
+        with warnings.catch_warnings():  # warnings about the model's code are not the run's
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self._extract(todo)
+            if any(u.judged for u in todo):
+                self._verify(todo)
+            if cfg.functional:
+                self._execute(todo)
+        seen: set[str] = set()
+        out: list[RewardResult] = []
+        for key in order:
+            res = self._result(units[key], shared=key in seen)
+            seen.add(key)
+            out.append(res)
+        return out
+
+    def _extract(self, units: Sequence[_Unit]) -> None:
+        from pytest_vibecheck.plugin.run.record import has_no_code  # the plugin's rule
+
+        for u in units:
+            ex = extract_code(u.reply, self.config.extract_mode, u.problem.entry_point)
+            u.code, u.method, u.no_code = ex.code, ex.method, has_no_code(ex)
+
+    def _verify(self, units: Sequence[_Unit]) -> None:
+        from pytest_vibecheck.plugin.run.stages import NO_CODE_RULE
+        batch: list[VerifyItem] = []
+        targets: list[_Unit] = []
+        for u in units:
+            if not u.judged:
+                continue
+            if u.no_code:
+                u.verdicts = [
+                    InstructionOutcome(iid, params, False, None, (
+                        Violation(NO_CODE_RULE, 1, 1, "the reply contains no code"),))
+                    for iid, params in u.judged
+                ]
+                continue
+            batch.append(VerifyItem(instructions=list(u.judged), reply=u.reply, code=u.code,
+                                    entry_point=u.problem.entry_point))
+            targets.append(u)
+        if not batch:
+            return
+        try:
+            results = verify_batch(batch, engine=self._engine)
+        except Exception as exc:  # a verifier failure is the grader's, never the model's
+            for u in targets:
+                u.verify_error = f"verifier: {type(exc).__name__}: {exc}"
+            return
+        for u, verdicts in zip(targets, results, strict=True):
+            u.verdicts = [
+                InstructionOutcome(v.instruction, dict(v.params), v.passed, v.error, v.violations)
+                for v in verdicts
+            ]
+
+    def _execute(self, units: Sequence[_Unit]) -> None:
+        index: dict[tuple[str, str], int] = {}
+        pairs: list[tuple[str, Problem]] = []
+        wanted: list[tuple[_Unit, int]] = []
+        for u in units:
+            if u.no_code:
+                continue
+            key = (u.code, _problem_key(u.problem, ()))
+            j = index.get(key)
+            if j is None:
+                j = index[key] = len(pairs)
+                pairs.append((u.code, u.problem))
+            wanted.append((u, j))
+        if not pairs:
+            return
+        try:
+            results = list(self._run(pairs))
+            if len(results) != len(pairs):
+                raise VibecheckError(f"the executor returned {len(results)} results for {len(pairs)} programs")
+        except Exception as exc:  # a sandbox or executor failure is never the model's
+            for u, _j in wanted:
+                u.exec_error = f"executor: {type(exc).__name__}: {exc}"
+            return
+        for u, j in wanted:
+            u.exec_result = results[j]
+
+    def _result(self, u: _Unit, *, shared: bool) -> RewardResult:
+        cfg = self.config
+        details: dict[str, Any] = {
+            "problem": problem_ref_text(u.problem),
+            "extraction": u.method,
+            "code_sha256": _sha(u.code),
+            "shared": shared,
+        }
+        errors: list[str] = []
+        # functional outcome
+        func: float | None = None
+        exec_status = "not_run"
+        if cfg.functional:
+            if u.no_code:
+                exec_status, func = "no_code", 0.0
+            elif u.exec_error is not None:
+                exec_status = "error"
+                errors.append(u.exec_error)
+            elif u.exec_result is not None:
+                res = u.exec_result
+                exec_status = str(res.status)
+                details.update({"failed_tests": list(res.failed_tests), "cached": res.cached,
+                                "duration_s": res.duration_s, "message": res.message[-2000:]})
+                if exec_status not in FUNC_STATUSES:
+                    errors.append(f"sandbox: unknown execution status {exec_status!r}")
+                else:
+                    func = FUNC_STATUSES[exec_status]
+                    if func is None:
+                        errors.append(f"sandbox {exec_status}: {res.message.strip()[:500]}")
+        # instruction following
+        verdicts = tuple(u.verdicts)
+        inst_if: float | None = None
+        task_if: float | None = None
+        if u.verify_error is not None:
+            errors.append(u.verify_error)
+        elif verdicts:
+            failed_to_judge = [v for v in verdicts if v.passed is None]
+            if failed_to_judge:
+                errors.extend(f"verifier: {v.id} could not be judged: {v.error}" for v in failed_to_judge)
+            else:
+                outcomes = [[bool(v.passed) for v in verdicts]]
+                inst_if = instruction_level_if(outcomes)
+                task_if = task_level_if(outcomes)
+        if errors:
+            return RewardResult(None, "infra_error", func, exec_status, inst_if, task_if,
+                                verdicts, "; ".join(errors), details)
+        if_value = inst_if if cfg.if_level == "instruction" else task_if
+        reward = _composite(cfg, func, if_value)
+        return RewardResult(reward, "ok", func, exec_status, inst_if, task_if, verdicts, None, details)
+
+
+def _composite(cfg: RewardConfig, func: float | None, if_value: float | None) -> float:
+    if func is None:  # IF only
+        assert if_value is not None
+        return float(if_value)
+    if if_value is None:  # tests only, or a problem without instructions
+        return float(func)
+    a = float(cfg.alpha)
+    if cfg.composite == "gated":
+        value = func * (a * if_value + (1.0 - a))
+    else:
+        value = a * if_value + (1.0 - a) * func
+    return 0.0 if math.isclose(value, 0.0, abs_tol=1e-12) else value
+
+
+_scorers: dict[tuple[int, str], RewardScorer] = {}
+_scorers_lock = threading.Lock()
+
+
+def scorer_for(config: RewardConfig) -> RewardScorer:
+    """The process's scorer for ``config`` (made on first use, one per process and config:
+    safe after ``fork`` and in a fresh worker)."""
+    key = (os.getpid(), config.key())
+    with _scorers_lock:
+        found = _scorers.get(key)
+        if found is None:
+            found = _scorers[key] = RewardScorer(config)
+        return found
+
+
+def score_batch(
+    completions: Sequence[object],
+    problems: Sequence[ProblemRef],
+    config: RewardConfig | None = None,
+    *,
+    executor: Executor | Any | None = None,
+    **options: Any,
+) -> list[RewardResult]:
+    """Score ``completions[i]`` against ``problems[i]``; one :class:`RewardResult` each.
+
+    ``config`` or ``options`` (the :class:`RewardConfig` fields, e.g. ``alpha=0.4``,
+    ``functional=False``) set how; ``executor`` replaces the local sandbox pool (a callable, or
+    an executor object such as a Ray executor; see :class:`RewardScorer`). See
+    :meth:`RewardScorer.score` for shapes and errors.
+    """
+    if config is not None and options:
+        raise VibecheckError("score_batch: give either config or options, not both")
+    cfg = config if config is not None else RewardConfig.from_options(options) if options else RewardConfig()
+    scorer = RewardScorer(cfg, executor=executor) if executor is not None else scorer_for(cfg)
+    return scorer.score(completions, problems)

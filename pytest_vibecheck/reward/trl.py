@@ -1,0 +1,146 @@
+"""The vibecheck reward as a TRL ``GRPOTrainer`` reward function.
+
+TRL calls each custom reward function with keyword arguments only
+(``trl/trainer/grpo_trainer.py``, ``_calculate_rewards``)::
+
+    reward_func(prompts=prompts, completions=completions, completion_ids=completion_ids,
+                **reward_kwargs)
+
+where ``reward_kwargs`` holds every dataset column except ``prompt`` (one value per
+completion: each prompt's row repeated ``num_generations`` times), ``trainer_state``,
+``log_extra``, ``log_metric`` and, with environments, ``environments``. ``completions`` are
+strings for a standard dataset and lists of message dicts (``[{"role": "assistant",
+"content": ...}]``) for a conversational one. The function returns one float per completion,
+or ``None`` where the reward does not apply (TRL turns it into NaN and leaves it out of that
+sample's sum): here ``None`` means an infrastructure failure.
+
+Wiring (the dataset from ``vibecheck export-dataset SUITE --format trl``, whose ``problem``
+column each completion is scored against)::
+
+    from datasets import load_dataset
+    from trl import GRPOConfig, GRPOTrainer
+    from pytest_vibecheck.reward.trl import VibecheckReward
+
+    train = load_dataset("json", data_files="out/train.jsonl", split="train")
+    trainer = GRPOTrainer(model=..., reward_funcs=[VibecheckReward(alpha=0.4)],
+                          args=GRPOConfig(...), train_dataset=train)
+
+The reward object is picklable and holds no process state: the scorer (Ruff engine, sandbox
+pool, suites) is made on first use in whichever process calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pytest_vibecheck.errors import VibecheckError
+
+from .core import RewardConfig, RewardResult, scorer_for
+
+__all__ = ["VibecheckReward", "vibecheck_reward"]
+
+
+class VibecheckReward:
+    """A TRL reward function: ``(prompts, completions, **kwargs) -> list[float | None]``.
+
+    Each completion is scored against its row's ``problem_column`` (default ``"problem"``: an
+    inline problem's JSON, as ``vibecheck export-dataset`` writes it), or else its
+    ``task_column`` (default ``"task_id"``: ``"SUITE::TASK_ID"``). ``config`` or ``options``
+    (:class:`~pytest_vibecheck.reward.core.RewardConfig` fields, e.g. ``alpha=0.4``) set how.
+
+    Rewards are fractions in [0, 1]; ``None`` for an infrastructure failure (never 0). With
+    ``log=True`` (default) and TRL's ``log_metric`` / ``log_extra`` present, it logs
+    ``vibecheck/pass_rate``, ``vibecheck/instruction_if``, ``vibecheck/tampered_rate`` and
+    ``vibecheck/infra_error_rate`` per batch, and the columns ``vibecheck_status`` and
+    ``vibecheck_instruction_if`` in the completions table.
+
+    Raises :class:`~pytest_vibecheck.errors.VibecheckError` when neither column is in the
+    batch, or for an unknown problem or instruction.
+    """
+
+    def __init__(
+        self,
+        config: RewardConfig | None = None,
+        *,
+        problem_column: str = "problem",
+        task_column: str = "task_id",
+        log: bool = True,
+        **options: Any,
+    ) -> None:
+        if config is not None and options:
+            raise VibecheckError("VibecheckReward: give either config or options, not both")
+        self.config = config if config is not None else RewardConfig.from_options(options)
+        self.problem_column = problem_column
+        self.task_column = task_column
+        self.log = log
+        self.__name__ = "vibecheck"  # TRL names the reward's metrics after it
+
+    def _problems(self, n: int, kwargs: dict[str, Any]) -> Sequence[Any]:
+        for column in (self.problem_column, self.task_column):
+            values = kwargs.get(column)
+            if values is not None:
+                if len(values) != n:
+                    raise VibecheckError(
+                        f"vibecheck reward: column {column!r} has {len(values)} values for "
+                        f"{n} completions"
+                    )
+                return list(values)
+        present = sorted(k for k in kwargs if k not in ("trainer_state", "log_extra", "log_metric"))
+        raise VibecheckError(
+            f"vibecheck reward: the batch has no {self.problem_column!r} or "
+            f"{self.task_column!r} column (columns: {present}); train on a dataset from "
+            "`vibecheck export-dataset SUITE --format trl`, or name the column with "
+            "VibecheckReward(problem_column=...)"
+        )
+
+    def results(self, completions: Sequence[Any], **kwargs: Any) -> list[RewardResult]:
+        """The full :class:`~pytest_vibecheck.reward.core.RewardResult` of each completion."""
+        problems = self._problems(len(completions), kwargs)
+        return scorer_for(self.config).score(list(completions), problems)
+
+    def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] | None = None,
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        if completions is None:
+            raise VibecheckError("vibecheck reward: called without completions")
+        results = self.results(completions, **kwargs)
+        if self.log:
+            _log(results, kwargs.get("log_metric"), kwargs.get("log_extra"))
+        return [r.reward for r in results]
+
+    def __repr__(self) -> str:
+        return f"VibecheckReward({self.config!r})"
+
+
+def _log(results: Sequence[RewardResult], log_metric: Any, log_extra: Any) -> None:
+    n = max(1, len(results))
+    judged = [r.instruction_if for r in results if r.instruction_if is not None]
+    if callable(log_metric):
+        metric: Callable[[str, float], None] = log_metric
+        metric("vibecheck/pass_rate", sum(r.func == 1.0 for r in results) / n)
+        metric("vibecheck/instruction_if", sum(judged) / len(judged) if judged else 0.0)
+        metric("vibecheck/tampered_rate", sum(r.exec_status == "tampered" for r in results) / n)
+        metric("vibecheck/infra_error_rate", sum(r.is_infra_error for r in results) / n)
+    if callable(log_extra):
+        log_extra("vibecheck_status", [r.exec_status if r.status == "ok" else "infra_error" for r in results])
+        log_extra("vibecheck_instruction_if", [r.instruction_if for r in results])
+
+
+def vibecheck_reward(
+    prompts: Sequence[Any] | None = None,
+    completions: Sequence[Any] | None = None,
+    completion_ids: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> list[float | None]:
+    """The default reward (``alpha`` 0.4, instruction-level IF, tests and instructions) as a
+    plain function: ``GRPOTrainer(reward_funcs=[vibecheck_reward], ...)``. See
+    :class:`VibecheckReward` for the columns it reads and what it returns."""
+    return _DEFAULT(prompts, completions, completion_ids, **kwargs)
+
+
+_DEFAULT = VibecheckReward()
