@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute import envcheck
@@ -39,8 +39,9 @@ from pytest_vibecheck.execute.sandbox import (
     run_in_sandbox,
 )
 from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.types import TestStatus
 
-ExecStatus = Literal["passed", "failed", "timeout", "error", "skipped"]
+ExecStatus = TestStatus
 EXEC_STATUSES: tuple[str, ...] = ("passed", "failed", "timeout", "error", "skipped")
 
 #: Statuses that are verdicts about the code (cached, counted in pass@k).

@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pytest_vibecheck.errors import ParameterError, VibecheckError
 from pytest_vibecheck.generate.backends.base import (
@@ -47,6 +47,7 @@ from pytest_vibecheck.generate.backends.base import (
     redact_url,
 )
 from pytest_vibecheck.generate.protocols import PROMPT_VERSION
+from pytest_vibecheck.types import CACHE_MODES, CacheMode
 
 __all__ = [
     "CACHE_MODES",
@@ -72,8 +73,6 @@ log = logging.getLogger(__name__)
 #: Version of the key recipe and table layout; bump to invalidate every cached reply.
 CACHE_SCHEMA_VERSION = 1
 
-CacheMode = Literal["use", "refresh", "only", "off"]
-CACHE_MODES: tuple[str, ...] = ("use", "refresh", "only", "off")
 
 DEFAULT_CACHE_PATH = Path(".vibecheck") / "cache.sqlite"
 
@@ -121,7 +120,7 @@ def validate_cache_mode(value: str, where: str = "--vibe-cache-mode") -> CacheMo
         raise ParameterError(
             f"{where}: unknown cache mode {value!r}; expected one of {', '.join(CACHE_MODES)}"
         )
-    return value  # type: ignore[return-value]
+    return value
 
 
 # ---------------------------------------------------------------- the key

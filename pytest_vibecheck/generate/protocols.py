@@ -20,15 +20,12 @@ below changes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 from pytest_vibecheck.errors import ParameterError
 from pytest_vibecheck.generate.backends.base import Message
 from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.types import PROTOCOLS
 from pytest_vibecheck.verify.params import render_prompt
-
-ProtocolName = Literal["baseline", "single", "multi"]
-PROTOCOLS: tuple[str, ...] = ("baseline", "single", "multi")
 
 #: Version of the prompt wording; part of the generation-cache key.
 PROMPT_VERSION = "vibecheck-prompts-1"

@@ -30,6 +30,8 @@ from typing import Any
 
 import pytest
 
+from pytest_vibecheck.types import CACHE_MODES, EXTRACT_MODES, PROTOCOLS
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10 only
@@ -45,9 +47,6 @@ __all__ = [
     "resolve_settings",
 ]
 
-PROTOCOLS: tuple[str, ...] = ("baseline", "single", "multi")
-CACHE_MODES: tuple[str, ...] = ("use", "refresh", "only", "off")
-EXTRACT_MODES: tuple[str, ...] = ("first", "best")
 #: Sub-tables of ``[tool.vibecheck]`` owned by other parts (the CI gate); not settings here.
 SUBTABLES: frozenset[str] = frozenset({"gate"})
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pytest_vibecheck.errors import ParameterWarning, VibecheckError
+from pytest_vibecheck.types import ExtractMode
 from pytest_vibecheck.verify.checks import NOTHING_BUT_SYNTAX, SYNTAX_RULE, run_check
 from pytest_vibecheck.verify.instructions import Instruction, InstructionRegistry, default_registry
 from pytest_vibecheck.verify.params import validate_params
@@ -44,7 +44,6 @@ from pytest_vibecheck.verify.verdict import Verdict, Violation
 
 __all__ = ["VerifyItem", "normalise_code", "ruff_check_for", "verify", "verify_batch"]
 
-ExtractMode = Literal["first", "best"]
 
 
 @dataclass(frozen=True)

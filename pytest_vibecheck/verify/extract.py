@@ -55,11 +55,11 @@ import ast
 import keyword
 import re
 from dataclasses import dataclass
-from typing import Literal
+
+from pytest_vibecheck.types import ExtractMode
 
 __all__ = ["METHODS", "PYTHON_TAGS", "Extraction", "extract_code"]
 
-ExtractMode = Literal["first", "best"]
 
 #: Every value :attr:`Extraction.method` can take.
 METHODS: tuple[str, ...] = (
