@@ -9,6 +9,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.types import ErrorKind
 
 
 class VibecheckError(Exception):
@@ -74,3 +78,24 @@ class ParameterError(VibecheckError, ValueError):
 
 class ParameterWarning(UserWarning):
     """An instruction parameter was dropped or reset to its default (non-strict mode)."""
+
+
+class VibeInfraError(Exception):
+    """An infrastructure failure: reported as a pytest error, excluded from the metrics.
+
+    ``kind`` is one of :data:`pytest_vibecheck.types.ERROR_KINDS` (``api_error``,
+    ``rate_limit``, ``cache_miss``, ``replay_miss``, ``backend_error``, ``sandbox_error``,
+    ``verifier_error``, ``internal_error``). It pickles (pytest-xdist sends exceptions between
+    processes): :meth:`__reduce__` rebuilds it from ``kind`` and ``message``.
+    """
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        self.kind: ErrorKind = kind
+        self.message = message
+        super().__init__(
+            f"vibecheck infrastructure error ({kind}): {message}\n"
+            "(not a model failure: this item is left out of the metrics)"
+        )
+
+    def __reduce__(self) -> tuple[type[VibeInfraError], tuple[ErrorKind, str]]:
+        return (type(self), (self.kind, self.message))

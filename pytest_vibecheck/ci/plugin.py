@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import pytest
 
@@ -33,12 +33,13 @@ from pytest_vibecheck.ci import gate as gatemod
 from pytest_vibecheck.ci import shard as shardmod
 from pytest_vibecheck.ci import thresholds as thmod
 from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.report.collector import ItemCollector
+from pytest_vibecheck.report.properties import record_of
+from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, GateRecord
 
 if TYPE_CHECKING:
     from pytest_vibecheck.verify.verdict import Verdict
 
-GATE_PROP = "vibecheck_gate"
-BENCH_PROP = "vibecheck"
 
 
 # ---------------------------------------------------------------- options
@@ -260,12 +261,12 @@ class GateItem(pytest.Item):
         self.instruction = instruction
         self.index = index
         self.syntax = syntax
-        self.record: dict[str, Any] = {}
+        self.record: GateRecord = self._base_record()
         self.add_marker("vibe_gate")
         if instruction is not None:
             self.extra_keyword_matches.add(instruction.id)
 
-    def _base_record(self) -> dict[str, Any]:
+    def _base_record(self) -> GateRecord:
         inst = self.instruction
         return {
             "file": self.changed.path,
@@ -315,8 +316,10 @@ class GateItem(pytest.Item):
         """Fail on a syntax error, or on any counted violation."""
         rec = self.record
         if self.syntax is not None:
-            rec.update(status="syntax", error=self.syntax.message, line=self.syntax.line,
-                       column=self.syntax.column)
+            rec["status"] = "syntax"
+            rec["error"] = self.syntax.message
+            rec["line"] = self.syntax.line
+            rec["column"] = self.syntax.column
             self.user_properties.append((GATE_PROP, rec))
             raise GateViolations(self._syntax_text())
         bad = [v for v in rec["violations"] if v["counted"]]
@@ -421,8 +424,8 @@ class CIReporter:
     def __init__(self, config: pytest.Config, settings: CISettings) -> None:
         self.config = config
         self.settings = settings
-        self.gate_records: dict[str, dict[str, Any]] = {}
-        self.bench_items: dict[str, dict[str, Any]] = {}
+        self.gate_records: dict[str, GateRecord] = {}
+        self.bench_items = ItemCollector()
         self.item_failures: set[str] = set()  # vibecheck items failed in "call"
         self.other_failures: set[str] = set()  # anything else that failed (incl. errors)
         self.checks: list[thmod.Check] = []
@@ -430,14 +433,12 @@ class CIReporter:
         self.github_written = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        from pytest_vibecheck.report.properties import record_of
-
         gate_rec = record_of(report, GATE_PROP)
         bench = record_of(report, BENCH_PROP)
         if gate_rec is not None:
-            self.gate_records[report.nodeid] = dict(gate_rec)
+            self.gate_records[report.nodeid] = cast(GateRecord, gate_rec)
         if bench is not None and self.settings.thresholds and not self._has_summary():
-            self._bench_record(report, bench)
+            self.bench_items.add(report)
         if report.failed and not hasattr(report, "wasxfail"):
             ours = gate_rec is not None or bench is not None
             if report.when == "call" and ours:
@@ -450,20 +451,6 @@ class CIReporter:
 
         return SUMMARY_KEY in self.config.stash
 
-    def _bench_record(self, report: pytest.TestReport, record: Mapping[str, Any]) -> None:
-        """Keep a report item (record + node id + outcome) for the fallback aggregation."""
-        item = self.bench_items.setdefault(report.nodeid, {"outcome": None})
-        outcome = item["outcome"]
-        item.update(record)
-        item["nodeid"] = report.nodeid
-        if report.when == "call":
-            outcome = "passed" if report.passed else ("skipped" if report.skipped else "failed")
-        elif report.failed:
-            outcome = "error"
-        elif report.skipped and outcome is None:
-            outcome = "skipped"
-        item["outcome"] = outcome
-
     def aggregates(self) -> list[dict[str, Any]]:
         """The run's aggregate rows (docs/report-schema.md): ``summary.aggregates()`` of the
         benchmark plugin's controller summary when it is active, else recomputed from the
@@ -475,7 +462,7 @@ class CIReporter:
             return list(summary.aggregates())
         from pytest_vibecheck.report.aggregate import aggregate
 
-        return aggregate(v for v in self.bench_items.values() if v.get("outcome"))
+        return aggregate(self.bench_items.items())
 
     def _coverage(self) -> dict[str, tuple[int, int]]:
         """Suites of which only part of the tasks ran: name -> (ran, in the suite)."""

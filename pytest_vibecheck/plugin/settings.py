@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from pytest_vibecheck.types import CACHE_MODES, EXTRACT_MODES, PROTOCOLS
+from pytest_vibecheck.types import CACHE_MODES, EXTRACT_MODES, PROTOCOLS, ProtocolName
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -65,7 +65,7 @@ class VibeSettings:
 
     models: tuple[str, ...] = ()
     suites: tuple[str, ...] = ("bigvibebench-lite",)
-    protocols: tuple[str, ...] = PROTOCOLS
+    protocols: tuple[ProtocolName, ...] = PROTOCOLS
     ks: tuple[int, ...] = (5,)
     tasks: tuple[str, ...] = ()
     limit: int | None = None

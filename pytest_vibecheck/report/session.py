@@ -10,9 +10,8 @@ optional top-level report fields through ``summary.extra`` (e.g. ``{"shard": {..
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,25 +19,18 @@ import pytest
 
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.report.aggregate import aggregate, generation_totals
+from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.json_report import build_report, without_replies, write_report
 from pytest_vibecheck.report.junit import write_junit
 from pytest_vibecheck.report.outputs import write_error_line
-from pytest_vibecheck.report.properties import record_of
 from pytest_vibecheck.report.terminal import render_summary
 
 if TYPE_CHECKING:
     from pytest_vibecheck.plugin.selection import Selection
     from pytest_vibecheck.plugin.settings import VibeSettings
+    from pytest_vibecheck.report.records import ReportItem
 
 __all__ = ["SUMMARY_KEY", "VibeSummary"]
-
-
-#: The line pytest-xdist puts before a worker's failure text.
-_XDIST_HEADER = re.compile(r"\A\[gw\d+\] [^\n]*\n")
-
-
-def _record_of(report: pytest.TestReport) -> Mapping[str, Any] | None:
-    return record_of(report, "vibecheck")
 
 
 class VibeSummary:
@@ -48,7 +40,7 @@ class VibeSummary:
         self.config = config
         self.settings = settings
         self.started = time.time()
-        self._items: dict[str, dict[str, Any]] = {}
+        self.collector = ItemCollector()
         self._aggregates: list[dict[str, Any]] | None = None
         #: optional top-level fields added to the JSON report (e.g. ``shard``)
         self.extra: dict[str, Any] = {}
@@ -66,45 +58,17 @@ class VibeSummary:
 
     @pytest.hookimpl(tryfirst=True)  # before the terminal reporter writes the progress
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = _record_of(report)
-        if record is None:
-            return
-        item = self._items.get(report.nodeid)
-        if item is None:
-            item = self._items[report.nodeid] = {"outcome": None, "duration_s": 0.0, "failure": None}
-        outcome, prev_error = item["outcome"], item.get("error")
-        item.update(record)
-        item["nodeid"] = report.nodeid
-        item["outcome"] = outcome
-        item["duration_s"] = float(item["duration_s"]) + float(report.duration)
-        if report.when == "setup":
-            if report.failed:
-                item["outcome"] = "error"
-            elif report.skipped:
-                item["outcome"] = "skipped"
-        elif report.when == "call":
-            item["outcome"] = "passed" if report.passed else ("skipped" if report.skipped else "failed")
-        elif report.when == "teardown" and (report.failed or item["outcome"] is None):
-            item["outcome"] = "error"
-        if outcome is None and item["outcome"] is not None:  # decided now: count once
-            for turn in item.get("turns") or []:
-                gen = turn.get("generation") or {}
-                self.requested += 1
-                self.cached += bool(gen.get("cached"))
-        if report.failed and report.longrepr is not None and not item.get("failure"):
-            item["failure"] = _XDIST_HEADER.sub("", report.longreprtext, count=1)
-        if item["outcome"] != "error":
-            item["error"] = None
-        elif not item.get("error"):
-            item["error"] = prev_error or {
-                "kind": "internal_error",
-                "message": (report.longreprtext or "error")[-2000:],
-            }
+        decided = self.collector.add(report)
         self._aggregates = None
+        if decided is None:
+            return
+        for turn in decided.get("turns") or []:  # decided now: count once
+            self.requested += 1
+            self.cached += bool(turn["generation"]["cached"])
 
-    def items(self) -> list[dict[str, Any]]:
+    def items(self) -> list[ReportItem]:
         """The report items collected so far (finished items only), sorted by node id."""
-        return [dict(v) for _, v in sorted(self._items.items()) if v.get("outcome")]
+        return self.collector.items()
 
     def aggregates(self) -> list[dict[str, Any]]:
         """The ``aggregates`` rows (docs/report-schema.md) of the items so far."""

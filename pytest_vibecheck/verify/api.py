@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_vibecheck.errors import ParameterWarning, VibecheckError
-from pytest_vibecheck.types import ExtractMode
+from pytest_vibecheck.types import ExtractMode as ExtractMode
 from pytest_vibecheck.verify.checks import NOTHING_BUT_SYNTAX, SYNTAX_RULE, run_check
 from pytest_vibecheck.verify.instructions import Instruction, InstructionRegistry, default_registry
 from pytest_vibecheck.verify.params import validate_params

@@ -56,7 +56,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from pytest_vibecheck.types import ExtractMode
+from pytest_vibecheck.types import ExtractMode as ExtractMode
 
 __all__ = ["METHODS", "PYTHON_TAGS", "Extraction", "extract_code"]
 

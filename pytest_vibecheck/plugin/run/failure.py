@@ -8,9 +8,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_vibecheck.errors import VibeInfraError
+
 if TYPE_CHECKING:
     from pytest_vibecheck.plugin.run.record import Turn
     from pytest_vibecheck.plugin.run.spec import ItemSpec
+    from pytest_vibecheck.report.records import TestsRecord
+    from pytest_vibecheck.types import ErrorKind
 
 __all__ = ["VibeFailure", "VibeInfraError", "describe_exception", "error_kind", "failure_text"]
 
@@ -24,27 +28,7 @@ class VibeFailure(AssertionError):
     __module__ = "pytest_vibecheck"
 
 
-class VibeInfraError(Exception):
-    """An infrastructure failure: reported as a pytest error, excluded from the metrics.
-
-    ``kind`` is one of the error kinds of docs/report-schema.md (``api_error``, ``rate_limit``,
-    ``cache_miss``, ``replay_miss``, ``backend_error``, ``sandbox_error``, ``verifier_error``,
-    ``internal_error``).
-    """
-
-    __module__ = "pytest_vibecheck"
-
-    def __init__(self, kind: str, message: str) -> None:
-        self.kind = kind
-        self.message = message
-        super().__init__(
-            f"vibecheck infrastructure error ({kind}): {message}\n"
-            "(not a model failure: this item is left out of the metrics)"
-        )
-
-
-
-def error_kind(exc: BaseException) -> str:
+def error_kind(exc: BaseException) -> ErrorKind:
     from pytest_vibecheck.generate.backends.base import (
         BackendError,
         RateLimitError,
@@ -82,7 +66,7 @@ def _params_text(params: Mapping[str, Any]) -> str:
 
 def _instruction_lines(t: Turn) -> list[str]:
     params = {iid: p for _pos, iid, p in t.judged}
-    ok = sum(v["passed"] for v in t.verdicts)
+    ok = sum(bool(v["passed"]) for v in t.verdicts)
     lines = [f"  instructions: {ok} of {len(t.verdicts)} followed"]
     for v in t.verdicts:
         if v["passed"]:
@@ -99,17 +83,19 @@ def _instruction_lines(t: Turn) -> list[str]:
     return lines
 
 
-def _tests_lines(tests: Mapping[str, Any]) -> list[str]:
-    status = tests.get("status")
+def _tests_lines(tests: TestsRecord | None) -> list[str]:
+    if tests is None:
+        return ["  tests: not run"]
+    status = tests["status"]
     if status == "passed":
         return ["  tests: passed"]
-    failed = tests.get("failed_tests") or []
+    failed = tests["failed_tests"]
     head = f"  tests: {status}"
     if failed:
         more = ", ..." if len(failed) > 10 else ""
         head += f" ({len(failed)} failing: {', '.join(failed[:10])}{more})"
     lines = [head]
-    msg = str(tests.get("message") or "").strip()
+    msg = tests["message"].strip()
     if msg:
         lines.extend("      " + ln for ln in msg.splitlines()[-12:])
     return lines
@@ -135,10 +121,10 @@ def failure_text(spec: ItemSpec, turns: Sequence[Turn]) -> str:
     if len(turns) > 1:
         lines.append("  turns (tests; instructions followed of those judged):")
         for t in turns:
-            ok = sum(v["passed"] for v in t.verdicts)
+            ok = sum(bool(v["passed"]) for v in t.verdicts)
             what = "all of the problem's, unprompted" if t.turn == 0 else f"1..{t.turn}"
             lines.append(
-                f"    turn {t.turn}: tests {t.tests.get('status')}; {ok}/{len(t.verdicts)} "
+                f"    turn {t.turn}: tests {t.tests['status'] if t.tests else None}; {ok}/{len(t.verdicts)} "
                 f"({what}){' no code' if t.no_code else ''}"
             )
     return "\n".join(lines)

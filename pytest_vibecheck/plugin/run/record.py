@@ -9,9 +9,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_vibecheck.report.records import (
+    ItemRecord,
+    TestsRecord,
+    TurnRecord,
+    VerdictRecord,
+    new_item_record,
+    new_timing,
+)
+
 if TYPE_CHECKING:
+    from pytest_vibecheck.errors import VibeInfraError
     from pytest_vibecheck.generate.backends.base import Generation
-    from pytest_vibecheck.plugin.run.failure import VibeInfraError
     from pytest_vibecheck.plugin.run.spec import ItemSpec, Judged
     from pytest_vibecheck.verify.extract import Extraction
 
@@ -27,7 +36,7 @@ class ItemOutcome:
 
     passed: bool
     failure_text: str
-    record: dict[str, Any]
+    record: ItemRecord
 
 
 def has_no_code(extraction: Extraction) -> bool:
@@ -52,12 +61,12 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def tests_dict(res: Any) -> dict[str, Any]:
+def tests_dict(res: Any) -> TestsRecord:
     message = str(getattr(res, "message", "") or "")
     if len(message) > MAX_MESSAGE:
         message = message[:MAX_MESSAGE] + f"... [{len(message) - MAX_MESSAGE} more characters]"
     return {
-        "status": str(res.status),
+        "status": res.status,
         "failed_tests": [str(t) for t in (getattr(res, "failed_tests", ()) or ())],
         "message": message,
         "duration_s": float(getattr(res, "duration_s", 0.0) or 0.0),
@@ -74,8 +83,8 @@ class Turn:
     extraction: Extraction
     no_code: bool
     judged: Judged
-    tests: dict[str, Any] = field(default_factory=dict)
-    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    tests: TestsRecord | None = None
+    verdicts: list[VerdictRecord] = field(default_factory=list)
     ruff_version: str | None = None
     #: the request's messages not already in earlier turns (all of them at turn 0; in
     #: multi-turn turn t, the new edit instruction after turn t - 1's reply)
@@ -83,10 +92,15 @@ class Turn:
 
     @property
     def passed(self) -> bool:
-        return self.tests.get("status") == "passed" and all(v["passed"] for v in self.verdicts)
+        return (
+            self.tests is not None
+            and self.tests["status"] == "passed"
+            and all(v["passed"] for v in self.verdicts)
+        )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TurnRecord:
         gen = self.generation
+        assert self.tests is not None, "a turn is recorded once its tests ran"
         return {
             "turn": self.turn,
             "k": self.k,
@@ -109,7 +123,7 @@ class Turn:
             "tests": self.tests,
             "verdicts": self.verdicts,
             "passed": self.passed,
-            "messages": [dict(m) for m in self.messages],
+            "messages": [{"role": m["role"], "content": m["content"]} for m in self.messages],
             "reply": gen.text,
             "code": self.extraction.code,
         }
@@ -152,37 +166,27 @@ class Work:
     turns: list[Turn] = field(default_factory=list)
     error: VibeInfraError | None = None
     skip: str | None = None
-    timing: dict[str, float] = field(
-        default_factory=lambda: {"generate": 0.0, "tests": 0.0, "verify": 0.0, "total": 0.0}
-    )
+    timing: dict[str, float] = field(default_factory=new_timing)
 
     @property
     def live(self) -> bool:
         return self.error is None and self.skip is None
 
 
-def new_record(spec: ItemSpec) -> dict[str, Any]:
+def new_record(spec: ItemSpec) -> ItemRecord:
     """The item's record before it runs (builtins only)."""
     from pytest_vibecheck.verify.instructions import get_instruction
 
-    return {
-        "suite": spec.suite,
-        "suite_sha256": spec.suite_hash,
-        "task_id": spec.problem.task_id,
-        "model": spec.model,
-        "protocol": spec.protocol,
-        "k": spec.k,
-        "sample": spec.sample,
-        "passed": None,
-        "error": None,
-        "skip_reason": None,
-        "instructions": [
+    return new_item_record(
+        suite=spec.suite,
+        suite_sha256=spec.suite_hash,
+        task_id=spec.problem.task_id,
+        model=spec.model,
+        protocol=spec.protocol,
+        k=spec.k,
+        sample=spec.sample,
+        instructions=[
             {"position": pos, "id": iid, "category": get_instruction(iid).category, "params": params}
             for pos, iid, params in spec.instructions
         ],
-        "turns": [],
-        "no_code": False,
-        "timing": {"generate": 0.0, "tests": 0.0, "verify": 0.0, "total": 0.0},
-        "ruff_version": None,
-        "failure": None,
-    }
+    )

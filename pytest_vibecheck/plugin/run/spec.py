@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.types import ProtocolName
 
 __all__ = ["ItemSpec", "Judged"]
 
@@ -23,7 +24,7 @@ class ItemSpec:
     problem: Problem
     model: str
     label: str
-    protocol: str
+    protocol: ProtocolName
     k: int
     sample: int
 

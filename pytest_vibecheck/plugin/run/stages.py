@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_vibecheck.generate.backends.base import Generation
     from pytest_vibecheck.plugin.run.runtime import Runtime
     from pytest_vibecheck.plugin.run.spec import Judged
+    from pytest_vibecheck.report.records import VerdictRecord
 
 __all__ = ["generate_stage", "prepare", "test_stage", "verify_stage"]
 
@@ -112,7 +113,7 @@ def generate_stage(runtime: Runtime, works: Sequence[Work], concurrent: bool = T
 
 
 
-def _no_code_verdicts(judged: Judged) -> list[dict[str, Any]]:
+def _no_code_verdicts(judged: Judged) -> list[VerdictRecord]:
     return [
         {
             "position": pos,

@@ -1,0 +1,74 @@
+"""report/schema.json agrees with the typed records of report/records.py, key for key."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, get_args, get_origin, get_type_hints
+
+import pytest
+
+from pytest_vibecheck.report import records
+from pytest_vibecheck.report.json_report import report_schema
+
+DEFS = report_schema()["$defs"]
+ITEM = DEFS["item"]
+TURN = DEFS["turn"]
+
+#: (TypedDict, its definition in schema.json)
+PAIRS: list[tuple[type, dict[str, Any]]] = [
+    (records.ReportItem, ITEM),
+    (records.InstructionRecord, DEFS["instruction"]),
+    (records.TurnRecord, TURN),
+    (records.GenerationRecord, TURN["properties"]["generation"]),
+    (records.ExtractionRecord, TURN["properties"]["extraction"]),
+    (records.TestsRecord, TURN["properties"]["tests"]),
+    (records.VerdictRecord, DEFS["verdict"]),
+    (records.ViolationRecord, DEFS["violation"]),
+    (records.ErrorRecord, ITEM["properties"]["error"]["oneOf"][1]),
+]
+
+
+def _literal_values(hint: Any) -> set[str] | None:
+    """The values of a Literal (possibly inside ``X | None``), else None."""
+    if get_origin(hint) is typing.Literal:
+        return set(get_args(hint))
+    for arg in get_args(hint):
+        found = _literal_values(arg)
+        if found is not None:
+            return found
+    return None
+
+
+@pytest.mark.parametrize(("typed", "schema"), PAIRS, ids=[t.__name__ for t, _ in PAIRS])
+def test_same_keys_and_required_keys(typed: type, schema: dict[str, Any]) -> None:
+    hints = get_type_hints(typed)
+    assert set(hints) == set(schema["properties"])
+    # Every key the schema requires is always present in a record built by the plugin.
+    assert set(schema["required"]) <= typed.__required_keys__  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("typed", "schema"), PAIRS, ids=[t.__name__ for t, _ in PAIRS])
+def test_same_enumerations(typed: type, schema: dict[str, Any]) -> None:
+    hints = get_type_hints(typed)
+    for key, prop in schema["properties"].items():
+        values = _literal_values(hints[key])
+        if "enum" in prop:
+            assert values == set(prop["enum"]), key
+        else:
+            assert values is None, key
+
+
+def test_the_item_record_is_built_in_one_place() -> None:
+    rec = records.new_item_record(
+        suite="s", suite_sha256=None, task_id="t/1", model="m", protocol="single", k=1, sample=0,
+        instructions=[{"position": 1, "id": "doc_1", "category": "doc", "params": {}}],
+    )
+    assert set(rec) == set(get_type_hints(records.ItemRecord))
+    assert rec["passed"] is None and rec["turns"] == [] and rec["timing"]["total"] == 0.0
+    item_keys = set(ITEM["properties"]) - {"nodeid", "outcome", "duration_s"}
+    assert set(rec) == item_keys
+
+
+def test_categories_are_open() -> None:
+    prop = DEFS["instruction"]["properties"]["category"]
+    assert "enum" not in prop and prop["type"] == "string"
