@@ -9,13 +9,34 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_vibecheck.types import ErrorKind
 
 
-class VibecheckError(Exception):
+def _restore(cls: type[BaseException], args: tuple[object, ...]) -> BaseException:
+    """Rebuild an exception without calling its ``__init__`` (pickle; see :class:`Picklable`)."""
+    exc = cls.__new__(cls)
+    exc.args = args
+    return exc
+
+
+class Picklable(BaseException):
+    """Mixin: the exception pickles whatever its ``__init__`` signature.
+
+    Python's default pickles an exception as ``cls(*self.args)``, which fails (or builds the
+    wrong message) for an ``__init__`` that takes other arguments than the message, such as
+    :class:`UnknownIdError` or :class:`DataFileError`. pytest-xdist pickles exceptions between
+    processes, so every exception of this package derives from this: it is rebuilt from its
+    ``args`` and its attributes.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore, (type(self), self.args), self.__dict__ or None)
+
+
+class VibecheckError(Picklable, Exception):
     """Base class of all user-facing errors; the message says what to do."""
 
 
@@ -80,13 +101,13 @@ class ParameterWarning(UserWarning):
     """An instruction parameter was dropped or reset to its default (non-strict mode)."""
 
 
-class VibeInfraError(Exception):
+class VibeInfraError(Picklable, Exception):
     """An infrastructure failure: reported as a pytest error, excluded from the metrics.
 
     ``kind`` is one of :data:`pytest_vibecheck.types.ERROR_KINDS` (``api_error``,
     ``rate_limit``, ``cache_miss``, ``replay_miss``, ``backend_error``, ``sandbox_error``,
     ``verifier_error``, ``internal_error``). It pickles (pytest-xdist sends exceptions between
-    processes): :meth:`__reduce__` rebuilds it from ``kind`` and ``message``.
+    processes).
     """
 
     def __init__(self, kind: ErrorKind, message: str) -> None:
@@ -97,5 +118,6 @@ class VibeInfraError(Exception):
             "(not a model failure: this item is left out of the metrics)"
         )
 
-    def __reduce__(self) -> tuple[type[VibeInfraError], tuple[ErrorKind, str]]:
-        return (type(self), (self.kind, self.message))
+
+class VibeFailure(Picklable, AssertionError):
+    """A vibecheck item failed (tests or instructions); the message is the failure text."""

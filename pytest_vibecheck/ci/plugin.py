@@ -32,7 +32,7 @@ import pytest
 from pytest_vibecheck.ci import gate as gatemod
 from pytest_vibecheck.ci import shard as shardmod
 from pytest_vibecheck.ci import thresholds as thmod
-from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.errors import Picklable, VibecheckError
 from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.properties import record_of
 from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, GateRecord
@@ -214,11 +214,11 @@ class GateRun:
         return self.verdicts[cf.path]
 
 
-class GateInfraError(Exception):
+class GateInfraError(Picklable, Exception):
     """The verifier could not judge (an error outcome, never a violation)."""
 
 
-class GateViolations(Exception):
+class GateViolations(Picklable, Exception):
     """Counted violations of one (file, instruction) item."""
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_vibecheck.errors import VibeInfraError
+from pytest_vibecheck.errors import VibeFailure, VibeInfraError
 
 if TYPE_CHECKING:
     from pytest_vibecheck.plugin.run.record import Turn
@@ -20,12 +20,6 @@ __all__ = ["VibeFailure", "VibeInfraError", "describe_exception", "error_kind", 
 
 #: Violations listed per instruction in the failure text.
 MAX_VIOLATIONS_SHOWN = 8
-
-
-class VibeFailure(AssertionError):
-    """The item failed (tests or instructions); the message is the failure text."""
-
-    __module__ = "pytest_vibecheck"
 
 
 def error_kind(exc: BaseException) -> ErrorKind:
