@@ -14,19 +14,18 @@ miss.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import random
 import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pytest_vibecheck._store import SQLiteStore
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.suites.problem import TestSpec
 
@@ -80,17 +79,16 @@ def cache_key(code: str, test: TestSpec, settings: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _busy(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-class ExecCache:
+class ExecCache(SQLiteStore):
     """The SQLite result cache at ``path`` (folder created when missing).
 
     Thread-safe and multi-process-safe. ``hits`` / ``misses`` / ``writes`` count this
     object's operations.
     """
+
+    what = "execution cache"
+    error = ExecCacheError
+    hint = "move it away or delete it (it only holds cached test results)"
 
     def __init__(
         self,
@@ -99,66 +97,23 @@ class ExecCache:
         busy_timeout_s: float = 60.0,
         retries: int = 8,
     ) -> None:
-        self.path = Path(path)
-        self.busy_timeout_s = busy_timeout_s
-        self.retries = retries
-        self._local = threading.local()
+        super().__init__(path, busy_timeout_s=busy_timeout_s, retries=retries)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
         self.writes = 0
-        self._conn()  # fail early on an unusable file
+        self.connection()  # fail early on an unusable file
 
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
-            return conn
-        folder = self.path.parent
-        if not folder.exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            if folder.name == ".vibecheck" and not (folder / ".gitignore").exists():
-                with contextlib.suppress(OSError):
-                    (folder / ".gitignore").write_text(
-                        "# created by pytest-vibecheck\n*\n", encoding="utf-8"
-                    )
-        try:
-            conn = sqlite3.connect(
-                str(self.path), timeout=self.busy_timeout_s, isolation_level=None
-            )
-            self._retry(lambda: self._setup(conn))
-        except sqlite3.DatabaseError as exc:
-            raise ExecCacheError(
-                f"execution cache {self.path}: not a usable SQLite database ({exc}); move it "
-                "away or delete it (it only holds cached test results)"
-            ) from None
-        self._local.conn = conn
-        self._local.pid = os.getpid()
-        return conn
-
-    def _setup(self, conn: sqlite3.Connection) -> None:
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+    def init_schema(self, conn: sqlite3.Connection) -> None:
+        """Create the results table if absent."""
         conn.execute(_SCHEMA)
-
-    def _retry(self, op: Callable[[], T]) -> T:
-        delay = 0.01
-        for attempt in range(self.retries + 1):
-            try:
-                return op()
-            except sqlite3.OperationalError as exc:  # noqa: PERF203 - a retry loop
-                if not _busy(exc) or attempt == self.retries:
-                    raise
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 1.0)
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored result dict for ``key``, or None (a miss, or the cache failed)."""
         try:
-            row = self._retry(
+            row = self.retry(
                 lambda: (
-                    self._conn()
+                    self.connection()
                     .execute("SELECT result FROM results WHERE key = ?", (key,))
                     .fetchone()
                 )
@@ -185,8 +140,8 @@ class ExecCache:
         """Store ``result`` (JSON-ready) under ``key``; last writer wins (same key = same verdict)."""
         blob = json.dumps(dict(result), sort_keys=True)
         try:
-            self._retry(
-                lambda: self._conn().execute(
+            self.retry(
+                lambda: self.connection().execute(
                     "INSERT OR REPLACE INTO results (key, result, created) VALUES (?, ?, ?)",
                     (key, blob, time.time()),
                 )
@@ -200,12 +155,5 @@ class ExecCache:
             self.writes += 1
 
     def __len__(self) -> int:
-        row = self._retry(lambda: self._conn().execute("SELECT COUNT(*) FROM results").fetchone())
+        row = self.retry(lambda: self.connection().execute("SELECT COUNT(*) FROM results").fetchone())
         return int(row[0])
-
-    def close(self) -> None:
-        """Close this thread's connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None

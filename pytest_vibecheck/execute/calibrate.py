@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_vibecheck._store import SQLiteStore
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.cache import test_spec_dict
 from pytest_vibecheck.suites.problem import Problem
@@ -102,13 +103,21 @@ class Calibration:
     reason: str = ""
 
 
-class Calibrator:
+class CalibrationStoreError(VibecheckError):
+    """The calibration store cannot be used (the run goes on with a warning, uncalibrated)."""
+
+
+class Calibrator(SQLiteStore):
     """Calibrated time limits, measured once per (machine, task) and stored in ``path``.
 
     ``floor_s`` (seconds) and ``factor`` (dimensionless) define the limit; ``reference_limit_s``
     is the generous limit used while measuring a reference solution.
     Raises :class:`VibecheckError` for non-positive settings.
     """
+
+    what = "calibration store"
+    error = CalibrationStoreError
+    hint = "move it away or delete it (it only holds measured reference times)"
 
     def __init__(
         self,
@@ -123,49 +132,32 @@ class Calibrator:
                 f"calibration: floor_s, factor and reference_limit_s must be > 0, got "
                 f"{floor_s!r}, {factor!r}, {reference_limit_s!r}"
             )
-        self.path = Path(path)
+        super().__init__(path)
         self.floor_s = float(floor_s)
         self.factor = float(factor)
         self.reference_limit_s = float(reference_limit_s)
-        self._local = threading.local()
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.measurements = 0
 
     # -- storage ------------------------------------------------------------
 
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
-            return conn
-        folder = self.path.parent
-        if not folder.exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            if folder.name == ".vibecheck":
-                with contextlib.suppress(OSError):
-                    (folder / ".gitignore").write_text(
-                        "# created by pytest-vibecheck\n*\n", encoding="utf-8"
-                    )
-        conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
-        conn.execute("PRAGMA busy_timeout = 60000")
-        conn.execute("PRAGMA journal_mode = WAL")
+    def init_schema(self, conn: sqlite3.Connection) -> None:
+        """Create the reference-time table if absent."""
         conn.execute(_SCHEMA)
-        self._local.conn = conn
-        self._local.pid = os.getpid()
-        return conn
 
     def stored(self, problem: Problem) -> tuple[str, float | None, str] | None:
         """``(status, seconds, message)`` measured earlier on this machine, or None."""
         try:
             row = (
-                self._conn()
+                self.connection()
                 .execute(
                     "SELECT status, seconds, message FROM reference_times WHERE machine = ? AND task = ?",
                     (machine_id(), task_key(problem)),
                 )
                 .fetchone()
             )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, CalibrationStoreError) as exc:
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
             return None
         return None if row is None else (str(row[0]), row[1], str(row[2]))
@@ -173,11 +165,11 @@ class Calibrator:
     def store(self, problem: Problem, status: str, seconds: float | None, message: str) -> None:
         """Record a reference measurement (overwrites an earlier one)."""
         try:
-            self._conn().execute(
+            self.connection().execute(
                 "INSERT OR REPLACE INTO reference_times VALUES (?, ?, ?, ?, ?, ?)",
                 (machine_id(), task_key(problem), status, seconds, message[:500], time.time()),
             )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, CalibrationStoreError) as exc:
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
 
     # -- limits -------------------------------------------------------------

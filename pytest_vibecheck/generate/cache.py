@@ -25,16 +25,15 @@ import contextlib
 import hashlib
 import logging
 import os
-import random
 import sqlite3
 import threading
 import time
-import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pytest_vibecheck._store import SQLiteStore
 from pytest_vibecheck.errors import ParameterError, VibecheckError
 from pytest_vibecheck.generate.backends.base import (
     EXCLUDED_PARAMS,
@@ -99,7 +98,6 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 T = TypeVar("T")
 
 #: Connections inherited through ``fork()``; never used nor closed in the child.
-_INHERITED: list[sqlite3.Connection] = []
 
 
 class CacheError(VibecheckError):
@@ -242,15 +240,10 @@ class CacheStats:
         }
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-class GenerationCache:
+class GenerationCache(SQLiteStore):
     """The SQLite generation cache at ``path`` (created with its folder if absent).
 
-    One connection per process (re-opened after ``fork``), guarded by a lock for threads.
+    One connection per thread and process (:class:`~pytest_vibecheck._store.SQLiteStore`).
     ``busy_timeout_s``: how long SQLite waits for the write lock before reporting busy; on
     top of that each operation is retried ``retries`` times with backoff and jitter.
 
@@ -258,64 +251,21 @@ class GenerationCache:
     written by another cache schema version.
     """
 
+    what = "generation cache"
+    error = CacheError
+    hint = (
+        "move it away or delete it (it only holds cached replies), or use --vibe-cache-mode off"
+    )
+
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_s: float = 60.0, retries: int = 8) -> None:
-        self.path = Path(path)
-        self.busy_timeout_s = busy_timeout_s
-        self.retries = retries
+        super().__init__(path, busy_timeout_s=busy_timeout_s, retries=retries)
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
-        self._pid = -1
-        self._connect()
+        self.connection()
 
     # -- connection -------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
-        if self._conn is not None:
-            if self._pid == os.getpid():
-                return self._conn
-            # Inherited through fork(): SQLite forbids using it here, and closing it could
-            # disturb the parent's locks, so keep it referenced and open a new one.
-            _INHERITED.append(self._conn)
-            self._conn = None
-        folder = self.path.parent
-        if not folder.exists():
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                if folder.name == ".vibecheck":
-                    (folder / ".gitignore").write_text("# created by pytest-vibecheck\n*\n", encoding="utf-8")
-            except OSError as exc:
-                raise CacheError(f"generation cache {self.path}: cannot create folder ({exc})") from None
-        try:
-            conn = sqlite3.connect(
-                str(self.path), timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise CacheError(
-                f"generation cache {self.path}: cannot open ({exc}); check the path or use "
-                "--vibe-cache-mode off"
-            ) from None
-        try:
-            self._retry(lambda: self._setup(conn))
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise CacheError(
-                f"generation cache {self.path}: not a usable SQLite database ({exc}); move it away "
-                "or delete it (it only holds cached replies), or use --vibe-cache-mode off"
-            ) from None
-        self._conn, self._pid = conn, os.getpid()
-        return conn
-
-    def _setup(self, conn: sqlite3.Connection) -> None:
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":  # pragma: no cover - e.g. a network file system
-            warnings.warn(
-                f"generation cache {self.path}: SQLite refused WAL mode (got {mode!r}); "
-                "concurrent runs may wait longer",
-                CacheWarning,
-                stacklevel=4,
-            )
-        conn.execute("PRAGMA synchronous = NORMAL")
+    def init_schema(self, conn: sqlite3.Connection) -> None:
+        """Create the tables of a new file; :class:`CacheError` for another schema version."""
         has_table = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
         ).fetchone()
@@ -342,30 +292,6 @@ class GenerationCache:
                 f"uses {CACHE_SCHEMA_VERSION}; move the file away or delete it"
             )
 
-    def _retry(self, op: Callable[[], T]) -> T:
-        delay = 0.01
-        for attempt in range(self.retries + 1):
-            try:
-                return op()
-            except sqlite3.OperationalError as exc:  # noqa: PERF203 - retry loop
-                if not _is_busy(exc) or attempt == self.retries:
-                    raise
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 1.0)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._connect()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-
     # -- reading and writing -----------------------------------------------
 
     _COLUMNS = "key, reply, input_tokens, output_tokens, latency_s, finish_reason, response_model, created_at, run_id"
@@ -389,12 +315,12 @@ class GenerationCache:
 
         def op() -> CachedGeneration | None:
             with self._lock:
-                row = self._connect().execute(
+                row = self.connection().execute(
                     f"SELECT {self._COLUMNS} FROM generations WHERE key = ?", (key,)
                 ).fetchone()
             return None if row is None else self._row(row)
 
-        return self._retry(op)
+        return self.retry(op)
 
     def put(
         self,
@@ -452,30 +378,30 @@ class GenerationCache:
             sql += "DO NOTHING"
 
         def op() -> CachedGeneration:
-            with self._lock, self._write() as conn:
+            with self._lock, self.write() as conn:
                 conn.execute(sql, values)
                 row = conn.execute(
                     f"SELECT {self._COLUMNS} FROM generations WHERE key = ?", (key,)
                 ).fetchone()
             return self._row(row)
 
-        return self._retry(op)
+        return self.retry(op)
 
     def __len__(self) -> int:
         with self._lock:
-            n = self._retry(lambda: self._connect().execute("SELECT COUNT(*) FROM generations").fetchone()[0])
+            n = self.retry(lambda: self.connection().execute("SELECT COUNT(*) FROM generations").fetchone()[0])
         return int(n)
 
     def keys(self) -> list[str]:
         """All keys (sorted)."""
         with self._lock:
-            rows = self._retry(lambda: self._connect().execute("SELECT key FROM generations ORDER BY key").fetchall())
+            rows = self.retry(lambda: self.connection().execute("SELECT key FROM generations ORDER BY key").fetchall())
         return [r[0] for r in rows]
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every stored row as a dict of builtins (all columns; ``request`` is canonical JSON)."""
         with self._lock:
-            cur = self._connect().execute("SELECT * FROM generations ORDER BY key")
+            cur = self.connection().execute("SELECT * FROM generations ORDER BY key")
             names = [d[0] for d in cur.description]
             data = cur.fetchall()
         for row in data:
@@ -484,7 +410,7 @@ class GenerationCache:
     def stats(self) -> CacheStats:
         """Entry counts, token sums, per-model and per-label counts, file size."""
         with self._lock:
-            conn = self._connect()
+            conn = self.connection()
             n, tin, tout, oldest, newest = conn.execute(
                 "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
                 "MIN(created_at), MAX(created_at) FROM generations"
@@ -521,19 +447,13 @@ class GenerationCache:
     def integrity_check(self) -> str:
         """Result of ``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
         with self._lock:
-            rows = self._connect().execute("PRAGMA integrity_check").fetchall()
+            rows = self.connection().execute("PRAGMA integrity_check").fetchall()
         return "\n".join(str(r[0]) for r in rows)
 
     def close(self) -> None:
-        """Close this process's connection (idempotent)."""
+        """Close this process's connections (idempotent)."""
         with self._lock:
-            if self._conn is not None:
-                if self._pid == os.getpid():
-                    with contextlib.suppress(sqlite3.Error):
-                        self._conn.close()
-                else:
-                    _INHERITED.append(self._conn)
-            self._conn = None
+            super().close()
 
     def __enter__(self) -> GenerationCache:
         return self

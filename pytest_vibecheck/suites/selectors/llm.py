@@ -20,11 +20,11 @@ import json
 import os
 import re
 import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_vibecheck._store import SQLiteStore
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.selectors.base import Judgement, SelectorError, TaskJudgements
 from pytest_vibecheck.verify.instructions import Instruction
@@ -102,39 +102,43 @@ def cache_key(provider: str, model: str, system: str, prompt: str, settings: dic
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-class ReplyCache:
-    """A small SQLite cache of selector replies (WAL mode; safe for threads and processes)."""
+class ReplyCache(SQLiteStore):
+    """A small SQLite cache of selector replies (one connection per thread and process, WAL)."""
+
+    what = "selector reply cache"
+    error = SelectorError
+    hint = "move it away or delete it (it only holds cached selector replies)"
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, provider TEXT, model TEXT, reply TEXT)"
-            )
+        super().__init__(path, busy_timeout_s=30.0)
+        self.connection()
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30)
-        db.execute("PRAGMA journal_mode=WAL")
-        return db
+    def init_schema(self, conn: sqlite3.Connection) -> None:
+        """Create the replies table if absent."""
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, provider TEXT, model TEXT, reply TEXT)"
+        )
 
     def get(self, key: str) -> str | None:
         """The cached reply for ``key``, or ``None``."""
-        with self._lock, self._connect() as db:
-            row = db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+        row = self.retry(
+            lambda: self.connection()
+            .execute("SELECT reply FROM replies WHERE key = ?", (key,))
+            .fetchone()
+        )
         return None if row is None else str(row[0])
 
     def put(self, key: str, provider: str, model: str, reply: str) -> None:
         """Store a reply (replacing any previous one)."""
-        with self._lock, self._connect() as db:
-            db.execute(
+        self.retry(
+            lambda: self.connection().execute(
                 "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)", (key, provider, model, reply)
             )
+        )
 
     def __len__(self) -> int:
-        with self._lock, self._connect() as db:
-            return int(db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+        row = self.retry(lambda: self.connection().execute("SELECT COUNT(*) FROM replies").fetchone())
+        return int(row[0])
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
