@@ -7,9 +7,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from registry_helpers import make_acme_package
 
 from pytest_vibecheck.errors import DataFileError, DuplicateIdError, ParameterError, UnknownIdError
 from pytest_vibecheck.generate.backends import (
@@ -26,7 +26,6 @@ from pytest_vibecheck.generate.backends import (
     register_backend,
     unregister_backend,
 )
-from pytest_vibecheck.generate.backends import registry as registry_mod
 from pytest_vibecheck.generate.backends.base import fence, redact_url
 from pytest_vibecheck.generate.backends.scripted import (
     SCRIPT_ENV,
@@ -35,6 +34,7 @@ from pytest_vibecheck.generate.backends.scripted import (
     unregister_scripted,
 )
 from pytest_vibecheck.generate.generator import Generator
+from pytest_vibecheck.registry import activate, installed_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = "def task_func(n):\n    return n * (n + 1) // 2\n"
@@ -104,15 +104,12 @@ def test_register_backend() -> None:
     assert "echo" not in available_providers()
 
 
-def test_entry_point_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    class EP:
-        name = "viaep"
-
-        def load(self) -> Any:
-            return Echo
-
-    monkeypatch.setattr(registry_mod, "_entry_point_factories", lambda: {"viaep": EP()})
-    assert isinstance(make_backend("viaep:m"), Echo)
+def test_entry_point_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a package with an entry point of the group pytest_vibecheck, installed on sys.path
+    monkeypatch.syspath_prepend(str(make_acme_package(tmp_path)))
+    monkeypatch.delitem(sys.modules, "acme_vibe", raising=False)
+    with activate(installed_registry(refresh=True)):
+        assert type(make_backend("acme:m")).__name__ == "AcmeBackend"
 
 
 def test_redact_url() -> None:

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_vibecheck.errors import DataFileError, UnknownIdError, VibecheckError
+from pytest_vibecheck.registry import get_registry
 from pytest_vibecheck.suites.augment import PAPER_SHARES, augment, category_shares
-from pytest_vibecheck.suites.loaders import LOADERS, SkippedRecord, detect_format, load_source
+from pytest_vibecheck.suites.loaders import SkippedRecord, detect_format, load_source
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.selectors import make_selector
 from pytest_vibecheck.suites.store import MANIFEST_NAME, find_suite, load_suite, write_suite
@@ -52,7 +53,7 @@ def register(sub: Any) -> None:
         "--selector", default="rules", help="rules | anthropic:MODEL | openai:MODEL (default rules)"
     )
     p.add_argument(
-        "--source-format", choices=sorted(LOADERS), help="source format (default: detected)"
+        "--source-format", choices=get_registry().suite_loaders.names(), help="source format (default: detected)"
     )
     p.add_argument(
         "--tasks", metavar="FILE", help="keep only these task ids (one per line, or a JSON list)"

@@ -11,9 +11,11 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pytest_vibecheck import __version__
 from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.registry import activate, registry_for_project
 
 #: Command modules, in the order they appear in ``vibecheck --help``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -32,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pytest_vibecheck.cli.envcheck_cmd",
     "pytest_vibecheck.cli.results_cmd",
     "pytest_vibecheck.cli.export_dataset_cmd",
+    "pytest_vibecheck.cli.plugins_cmd",
 )
 
 
@@ -50,17 +53,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``vibecheck`` console script; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Entry point of the ``vibecheck`` console script; returns the exit status.
+
+    The plugins are loaded first, as in a pytest run (:func:`pytest_vibecheck.registry.registry_for_project`:
+    entry points of the group ``pytest_vibecheck``, the root ``conftest.py`` when it implements
+    ``pytest_vibecheck_register``, ``[tool.vibecheck] instruction_dirs``).
+    """
     try:
-        status: int = args.func(args)
+        registry = registry_for_project(Path.cwd())
     except VibecheckError as exc:
-        print(f"vibecheck {args.command}: error: {exc}", file=sys.stderr)
+        print(f"vibecheck: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("vibecheck: interrupted", file=sys.stderr)
-        return 130
+    with activate(registry):
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        try:
+            status: int = args.func(args)
+        except VibecheckError as exc:
+            print(f"vibecheck {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("vibecheck: interrupted", file=sys.stderr)
+            return 130
     return status
 
 

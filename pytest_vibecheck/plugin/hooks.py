@@ -26,6 +26,7 @@ from pytest_vibecheck.plugin.items import (
     plan_items,
     select_problems,
 )
+from pytest_vibecheck.plugin.registry import REGISTRY_KEY, activate_session_registry
 from pytest_vibecheck.plugin.run import RUNTIME_KEY, Runtime, VibeInfraError
 from pytest_vibecheck.plugin.settings import (
     SETTINGS_KEY,
@@ -42,10 +43,16 @@ _RUN_ID_KEY = "vibecheck_run_id"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    """Add pytest-vibecheck's own hooks (:mod:`pytest_vibecheck.hookspecs`)."""
-    from pytest_vibecheck import hookspecs
+    """Add pytest-vibecheck's own hooks (:mod:`pytest_vibecheck.hookspecs`), the built-ins
+    (which register through ``pytest_vibecheck_register`` like any plugin) and the plugins of
+    the entry-point group ``pytest_vibecheck``."""
+    from pytest_vibecheck import builtin_plugin, hookspecs
+    from pytest_vibecheck.registry import ENTRY_POINT_GROUP
 
     pluginmanager.add_hookspecs(hookspecs)
+    if not pluginmanager.is_registered(builtin_plugin):
+        pluginmanager.register(builtin_plugin, "vibecheck-builtins")
+    pluginmanager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,13 +70,17 @@ class _XdistHooks:
         node.workerinput[_RUN_ID_KEY] = self.run_id
 
 
+@pytest.hookimpl(tryfirst=True)  # the registry is set up before other plugins configure
 def pytest_configure(config: pytest.Config) -> None:
-    """Resolve the settings; when active, build the per-process runtime (validating every model
-    spec, key and SDK before any item runs) and, on the controller, the summary reporter."""
+    """Resolve the settings and activate the session's registry (built through
+    ``pytest_vibecheck_register``, so ``conftest.py`` and entry-point plugins count); when
+    active, build the per-process runtime (validating every model spec, key and SDK before any
+    item runs) and, on the controller, the summary reporter."""
     for line in MARKER_HELP:
         config.addinivalue_line("markers", line)
     settings = resolve_settings(config)
     config.stash[SETTINGS_KEY] = settings
+    config.stash[REGISTRY_KEY] = activate_session_registry(config, settings.instruction_dirs)
     if not settings.active:
         return
     workerinput = getattr(config, "workerinput", None)
@@ -131,7 +142,11 @@ def _check_outputs(config: pytest.Config, settings: VibeSettings) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Close the runtime and unregister the reporter."""
+    """Close the runtime, unregister the reporter and restore the registry active before."""
+    active = config.stash.get(REGISTRY_KEY, None)
+    if active is not None:
+        active.close()
+        del config.stash[REGISTRY_KEY]
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is not None:
         runtime.close()

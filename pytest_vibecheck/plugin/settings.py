@@ -81,6 +81,7 @@ class VibeSettings:
     report: Path | None = None
     junitxml: Path | None = None
     report_replies: bool = True
+    instruction_dirs: tuple[Path, ...] = ()
     active: bool = False
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -108,6 +109,8 @@ class VibeSettings:
             "report": str(self.report) if self.report else None,
             "junitxml": str(self.junitxml) if self.junitxml else None,
             "report_replies": self.report_replies,
+            **({"instruction_dirs": [str(d) for d in self.instruction_dirs]}
+               if self.instruction_dirs else {}),
         }
 
 
@@ -220,6 +223,13 @@ def _validate_path(value: object, where: str) -> Path:
     if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
         raise _fail(where, value, "a file path")
     return Path(str(value).strip()).expanduser()
+
+
+def _validate_instruction_dirs(value: object, where: str) -> tuple[Path, ...]:
+    folders = _as_list(value, where)
+    if not folders:
+        raise _fail(where, value, "folders of instruction TOML files (comma-separated or a list)")
+    return tuple(Path(f).expanduser() for f in dict.fromkeys(folders))
 
 
 def _validate_cache_mode(value: object, where: str) -> str:
@@ -364,6 +374,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "put each turn's messages, reply and extracted code in the JSON report "
                "(default yes: the report is self-contained for vibecheck view/show)",
                _validate_yes_no, toml_keys=("report_replies", "report-replies")),
+    OptionSpec("instruction_dirs", "--vibe-instruction-dir", "DIR",
+               "folder of team instruction TOML files (the shipped schema; repeatable or "
+               "comma-separated), e.g. vibe/instructions", _validate_instruction_dirs,
+               repeatable=True, toml_keys=("instruction_dirs", "instruction-dirs")),
 )
 
 _DEFAULTS = VibeSettings()
@@ -485,6 +499,11 @@ def resolve_settings(
         p = values.get(name)
         if isinstance(p, Path) and not p.is_absolute():
             values[name] = base(name) / p
+    if "instruction_dirs" in values:
+        folder = base("instruction_dirs")
+        values["instruction_dirs"] = tuple(
+            d if d.is_absolute() else folder / d for d in values["instruction_dirs"]
+        )
     if "suites" in values:
         values["suites"] = tuple(
             str(base("suites") / s) if not Path(s).is_absolute() and (base("suites") / s).is_dir() else s

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_vibecheck.errors import DataFileError, UnknownIdError
+from pytest_vibecheck.errors import DataFileError
 from pytest_vibecheck.suites.problem import Problem, TestCase, TestSpec
 
 #: The paper's / EvalPlus's instruct wrapper for HumanEval and MBPP+ prompts.
@@ -512,12 +512,19 @@ def _mbpp_check(row: _Row, assertion: str, entry: str) -> str:
 # ---------------------------------------------------------------- dispatch
 
 #: Source formats by name (``vibecheck augment --source-format``).
+#: The built-in source formats (registered by :mod:`pytest_vibecheck.builtin_plugin`).
 LOADERS: Mapping[str, Callable[..., list[Problem]]] = {
     "bigcodebench": load_bigcodebench,
     "livecodebench": load_livecodebench,
     "humaneval": load_humaneval,
     "mbppplus": load_mbppplus,
 }
+
+
+def _formats() -> list[str]:
+    from pytest_vibecheck.registry import get_registry
+
+    return get_registry().suite_loaders.names()
 
 
 def detect_format(path: str | Path) -> str:
@@ -538,19 +545,20 @@ def detect_format(path: str | Path) -> str:
         raise DataFileError(
             p,
             f"cannot tell the source format from the fields {sorted(data)}; "
-            f"pass --source-format (one of {', '.join(LOADERS)})",
+            f"pass --source-format (one of {', '.join(_formats())})",
             line=line,
         )
     raise DataFileError(p, "file has no records")
 
 
 def load_source(path: str | Path, fmt: str | None = None, **kwargs: Any) -> list[Problem]:
-    """Load ``path`` with the loader for ``fmt`` (detected when ``None``).
+    """Load ``path`` with the registry's loader for ``fmt`` (detected when ``None``): the
+    built-in :data:`LOADERS` or one a plugin registered.
 
     Raises :class:`UnknownIdError` for an unknown format and :class:`DataFileError` for a
     malformed file.
     """
+    from pytest_vibecheck.registry import get_registry
+
     name = fmt or detect_format(path)
-    if name not in LOADERS:
-        raise UnknownIdError("source format", name, LOADERS)
-    return LOADERS[name](path, **kwargs)
+    return get_registry().suite_loader(name)(path, **kwargs)

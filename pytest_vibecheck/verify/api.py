@@ -29,8 +29,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_vibecheck.errors import ParameterWarning, VibecheckError
+from pytest_vibecheck.registry import get_registry
 from pytest_vibecheck.types import ExtractMode as ExtractMode
-from pytest_vibecheck.verify.checks import NOTHING_BUT_SYNTAX, SYNTAX_RULE, run_check
+from pytest_vibecheck.verify.checks import SYNTAX_RULE
 from pytest_vibecheck.verify.instructions import Instruction, InstructionRegistry, default_registry
 from pytest_vibecheck.verify.params import validate_params
 from pytest_vibecheck.verify.ruff_engine import (
@@ -210,12 +211,13 @@ def _verdict(p: _Planned, outcomes: list[list[RuffOutcome]]) -> Verdict:
         violations.extend(outcome.violations)
         syntax = outcome.syntax_error
         ruff_parsed = not syntax
+    registry = get_registry()
     for name in p.inst.verifier.checks:
-        quick = NOTHING_BUT_SYNTAX.get(name)
+        quick = registry.nothing_but_syntax(name)
         if ruff_parsed and quick is not None and quick(p.text):
             continue  # nothing to find but a syntax error, and Ruff has parsed this very text
         try:
-            found = run_check(name, p.text)
+            found = registry.check(name)(p.text)
         except Exception as exc:  # an internal error is never a verdict
             return Verdict.failed_to_judge(
                 iid, f"internal error in built-in check {name}: {type(exc).__name__}: {exc}",

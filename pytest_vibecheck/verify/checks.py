@@ -44,7 +44,6 @@ import warnings
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from pytest_vibecheck.errors import UnknownIdError
 from pytest_vibecheck.verify.verdict import Violation
 
 __all__ = [
@@ -350,9 +349,8 @@ NOTHING_BUT_SYNTAX: Mapping[str, Callable[[str], bool]] = MappingProxyType(
 
 
 def run_check(name: str, text: str) -> list[Violation]:
-    """Run the built-in check ``name`` on ``text``; :class:`UnknownIdError` for an unknown name."""
-    try:
-        check = CHECKS[name]
-    except KeyError:
-        raise UnknownIdError("built-in check", name, CHECKS) from None
-    return check(text)
+    """Run the built-in check ``name`` of the active registry (the four above plus any a plugin
+    registered) on ``text``; :class:`UnknownIdError` with suggestions for an unknown name."""
+    from pytest_vibecheck.registry import get_registry
+
+    return get_registry().check(name)(text)

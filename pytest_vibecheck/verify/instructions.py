@@ -9,9 +9,10 @@ Source of the taxonomy: Zhong et al., "Vibe Checker", arXiv 2510.07315, §2 and 
 
 from __future__ import annotations
 
-import functools
+import dataclasses
+import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -42,9 +43,8 @@ ParamType = Literal["int", "str"]
 VerifierKind = Literal["ruff", "builtin"]
 VerifierTarget = Literal["code", "reply"]
 
-_BUILTIN_CHECKS = frozenset(
-    {"pure_code_reply", "no_comments_or_docstrings", "code_then_json_reply", "pandas_df_name"}
-)
+#: A category id: lower-case letters, digits and underscores (``acme``, ``team_style``).
+_CATEGORY_ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -132,11 +132,13 @@ class Instruction:
     verifier: VerifierSpec
     conflicts: frozenset[str]
     source: str
+    category_title: str = ""
 
     @property
     def category_name(self) -> str:
-        """The paper's name of the category, e.g. ``"Logic & Patterns"``."""
-        return CATEGORIES[self.category]
+        """The paper's name of the category, e.g. ``"Logic & Patterns"``; for a team category
+        its ``category_name`` from the file (else the category id)."""
+        return CATEGORIES.get(self.category) or self.category_title or self.category
 
     def defaults(self) -> dict[str, int | str]:
         """The default value of every parameter."""
@@ -199,17 +201,7 @@ class InstructionRegistry:
         out = InstructionRegistry()
         for inst in self._by_id.values():
             out.register(
-                Instruction(
-                    id=inst.id,
-                    category=inst.category,
-                    description=inst.description,
-                    single_turn=inst.single_turn,
-                    multi_turn=inst.multi_turn,
-                    params=inst.params,
-                    verifier=inst.verifier,
-                    conflicts=frozenset(inst.conflicts | extra[inst.id]),
-                    source=inst.source,
-                )
+                dataclasses.replace(inst, conflicts=frozenset(inst.conflicts | extra[inst.id]))
             )
         return out
 
@@ -292,7 +284,9 @@ def _parse_param(name: str, doc: Any, path: Path) -> ParamSpec:
     return spec
 
 
-def _parse_verifier(doc: Any, params: Mapping[str, ParamSpec], path: Path) -> VerifierSpec:
+def _parse_verifier(
+    doc: Any, params: Mapping[str, ParamSpec], path: Path, known_checks: Collection[str] | None
+) -> VerifierSpec:
     if not isinstance(doc, dict):
         raise DataFileError(path, "expected a table", field="verifier")
     p = "verifier."
@@ -308,8 +302,8 @@ def _parse_verifier(doc: Any, params: Mapping[str, ParamSpec], path: Path) -> Ve
     if not isinstance(preview, bool):
         raise DataFileError(path, f"expected true or false, got {preview!r}", field=p + "preview")
     for check in checks:
-        if check not in _BUILTIN_CHECKS:
-            unknown_check = UnknownIdError("built-in check", check, _BUILTIN_CHECKS)
+        if known_checks is not None and check not in known_checks:
+            unknown_check = UnknownIdError("built-in check", check, known_checks)
             raise DataFileError(path, str(unknown_check), field=p + "checks")
     if kind == "ruff" and not rules:
         raise DataFileError(path, "a ruff verifier needs at least one rule", field=p + "rules")
@@ -339,8 +333,21 @@ def _parse_verifier(doc: Any, params: Mapping[str, ParamSpec], path: Path) -> Ve
     )
 
 
-def load_instruction_file(path: Path) -> Instruction:
-    """Parse one instruction TOML file; :class:`DataFileError` names the file and field."""
+def _known_checks() -> list[str]:
+    from pytest_vibecheck.registry import get_registry
+
+    return get_registry().checks.names()
+
+
+def load_instruction_file(path: Path, *, known_checks: Collection[str] | None = None) -> Instruction:
+    """Parse one instruction TOML file; :class:`DataFileError` names the file and field.
+
+    ``category`` is one of :data:`CATEGORIES`, or a team category (``[a-z][a-z0-9_]*``)
+    declared with a ``category_name`` in the file (so a typo such as ``logik`` is still an
+    error). ``verifier.checks`` names are checked against ``known_checks`` (default: the active
+    registry's built-in checks, :mod:`pytest_vibecheck.registry`); the registry itself passes
+    ``()`` and checks them once every plugin has registered.
+    """
     try:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -349,8 +356,16 @@ def load_instruction_file(path: Path) -> Instruction:
         raise DataFileError(path, f"cannot read: {exc}") from None
     iid = _req(doc, "id", str, path)
     category = _req(doc, "category", str, path)
-    if category not in CATEGORIES:
-        raise DataFileError(path, f"unknown category {category!r}; use one of {list(CATEGORIES)}", field="category")
+    title = doc.get("category_name", "")
+    if not isinstance(title, str):
+        raise DataFileError(path, f"expected str, got {title!r}", field="category_name")
+    if category not in CATEGORIES and not (title and _CATEGORY_ID.match(category)):
+        raise DataFileError(
+            path,
+            f"unknown category {category!r}; use one of {list(CATEGORIES)}, or name a team "
+            "category ([a-z][a-z0-9_]*) and give its category_name",
+            field="category",
+        )
     raw_params = doc.get("params", {})
     if not isinstance(raw_params, dict):
         raise DataFileError(path, "expected a table", field="params")
@@ -363,8 +378,10 @@ def load_instruction_file(path: Path) -> Instruction:
         except (KeyError, IndexError, ValueError) as exc:
             raise DataFileError(path, f"template placeholder error: {exc!r}", field=key) from None
         texts[key] = text
-    verifier = _parse_verifier(doc.get("verifier"), params, path)
-    unknown = set(doc) - {"id", "category", "description", "single_turn", "multi_turn", "conflicts", "params", "verifier"}
+    checks = _known_checks() if known_checks is None else known_checks or None
+    verifier = _parse_verifier(doc.get("verifier"), params, path, checks)
+    allowed = {"id", "category", "category_name", "description", "single_turn", "multi_turn", "conflicts", "params", "verifier"}
+    unknown = set(doc) - allowed
     if unknown:
         raise DataFileError(path, f"unknown keys {sorted(unknown)}")
     return Instruction(
@@ -377,6 +394,7 @@ def load_instruction_file(path: Path) -> Instruction:
         verifier=verifier,
         conflicts=frozenset(_str_list(doc, "conflicts", path)),
         source=str(path),
+        category_title=title,
     )
 
 
@@ -397,10 +415,13 @@ def load_registry(*folders: Path) -> InstructionRegistry:
     return reg.finalize()
 
 
-@functools.lru_cache(maxsize=1)
 def default_registry() -> InstructionRegistry:
-    """The shipped VeriCode taxonomy (30 instructions), loaded once per process."""
-    return load_registry()
+    """The instructions of the active registry (:func:`pytest_vibecheck.registry.get_registry`):
+    the shipped VeriCode taxonomy (30 instructions) plus the team instructions of
+    ``instruction_dirs`` and plugins, loaded once per process."""
+    from pytest_vibecheck.registry import get_registry
+
+    return get_registry().instructions()
 
 
 def get_instruction(instruction_id: str) -> Instruction:
@@ -412,5 +433,6 @@ def get_instruction(instruction_id: str) -> Instruction:
 
 
 def all_instructions() -> list[Instruction]:
-    """All 30 shipped instructions in stable order (style_1 ... library_2)."""
+    """Every registered instruction in stable order: the 30 shipped ones (style_1 ...
+    library_2), then team categories."""
     return list(default_registry())

@@ -24,13 +24,13 @@ from pytest_vibecheck.generate.backends.base import (
     messages_fingerprint,
 )
 from pytest_vibecheck.generate.backends.registry import (
-    ENTRY_POINT_GROUP,
     available_providers,
     make_backend,
     parse_spec,
     register_backend,
     unregister_backend,
 )
+from pytest_vibecheck.registry import ENTRY_POINT_GROUP
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_vibecheck.errors import UnknownIdError
+from pytest_vibecheck.registry import get_registry
 from pytest_vibecheck.suites.selectors.base import (
     Judgement,
     Selector,
@@ -14,26 +14,17 @@ from pytest_vibecheck.suites.selectors.base import (
 
 __all__ = ["Judgement", "Selector", "SelectorError", "TaskJudgements", "make_selector"]
 
-SELECTOR_KINDS = ("rules", "anthropic:MODEL", "openai:MODEL")
-
 
 def make_selector(
     spec: str, *, cache_path: Path | None = None, client: object | None = None
 ) -> Selector:
-    """Build a selector from ``rules``, ``anthropic:MODEL`` or ``openai:MODEL``.
+    """Build a selector from ``rules``, ``anthropic:MODEL``, ``openai:MODEL`` or a kind a plugin
+    registered (:meth:`pytest_vibecheck.registry.Registry.add_selector`).
 
     LLM selectors cache replies in ``cache_path`` (SQLite; default
     ``.vibecheck/selector-cache.sqlite``); ``client`` injects an SDK client (tests).
     Raises :class:`UnknownIdError` for an unknown kind and :class:`SelectorError` when the
     SDK is missing.
     """
-    if spec == "rules":
-        from pytest_vibecheck.suites.selectors.rules import RulesSelector
-
-        return RulesSelector()
-    provider, sep, model = spec.partition(":")
-    if sep and model and provider in ("anthropic", "openai"):
-        from pytest_vibecheck.suites.selectors.llm import LLMSelector
-
-        return LLMSelector(provider, model, cache_path=cache_path, client=client)
-    raise UnknownIdError("selector", spec, SELECTOR_KINDS)
+    factory, model = get_registry().selector(spec)
+    return factory(model, cache_path=cache_path, client=client)
