@@ -18,15 +18,15 @@ Files are JSONL, optionally gzip-compressed (``.gz``). Every malformed input rai
 from __future__ import annotations
 
 import ast
-import gzip
 import json
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_vibecheck.errors import DataFileError
+from pytest_vibecheck.suites.jsonl import read_jsonl
 from pytest_vibecheck.suites.problem import Problem, TestCase, TestSpec
 
 #: The paper's / EvalPlus's instruct wrapper for HumanEval and MBPP+ prompts.
@@ -66,35 +66,6 @@ class SkippedRecord:
 # ---------------------------------------------------------------- reading
 
 
-def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for every non-blank line of a JSONL(.gz) file.
-
-    Line numbers start at 1. Raises :class:`DataFileError` when the file cannot be read,
-    is not valid gzip, a line is not JSON, or a line is not a JSON object.
-    """
-    p = Path(path)
-    try:
-        if p.name.endswith(".gz"):
-            with gzip.open(p, "rt", encoding="utf-8") as fh:
-                lines = fh.read().splitlines()
-        else:
-            lines = p.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DataFileError(p, "file does not exist") from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DataFileError(p, f"cannot read: {exc}") from None
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataFileError(
-                p, f"not valid JSON: {exc.msg} (column {exc.colno})", line=number
-            ) from None
-        if not isinstance(obj, dict):
-            raise DataFileError(p, f"expected a JSON object, got {type(obj).__name__}", line=number)
-        yield number, obj
 
 
 class _Row:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_vibecheck.errors import DataFileError, ParameterError, UnknownIdError, VibecheckError
+from pytest_vibecheck.suites.jsonl import read_jsonl
 from pytest_vibecheck.suites.problem import SCHEMA_VERSION, TEST_KINDS, Problem
 from pytest_vibecheck.verify.instructions import (
     TAXONOMY_VERSION,
@@ -185,35 +186,6 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return doc
 
 
-def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, record)`` from a suite data file (``.jsonl`` or ``.jsonl.gz``)."""
-    try:
-        raw = path.read_bytes()
-        if path.name.endswith(".gz"):
-            raw = gzip.decompress(raw)
-        text = raw.decode("utf-8")
-    except OSError as exc:
-        raise DataFileError(path, f"cannot read: {exc}") from None
-    except (EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
-        raise DataFileError(
-            path, f"not a valid {'gzip ' if path.name.endswith('.gz') else ''}UTF-8 file: {exc}"
-        ) from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFileError(
-                path, f"not valid JSON: {exc.msg} (column {exc.colno})", line=number
-            ) from None
-        if not isinstance(obj, dict):
-            raise DataFileError(
-                path, f"expected a JSON object, got {type(obj).__name__}", line=number
-            )
-        yield number, obj
-
-
 def load_suite(
     name_or_path: str | Path,
     *,
@@ -252,7 +224,7 @@ def load_suite(
     reg = registry if registry is not None else default_registry()
     problems: list[Problem] = []
     seen: dict[str, int] = {}
-    for line, record in read_records(data_path):
+    for line, record in read_jsonl(data_path):
         prob = Problem.from_dict(record, source=data_path, line=line)
         if prob.suite != manifest["name"]:
             raise DataFileError(
