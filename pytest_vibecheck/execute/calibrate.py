@@ -103,6 +103,10 @@ class Calibration:
     reason: str = ""
 
 
+#: Seconds a reference solution may run while it is measured.
+DEFAULT_REFERENCE_LIMIT_S = 300.0
+
+
 class CalibrationStoreError(VibecheckError):
     """The calibration store cannot be used (the run goes on with a warning, uncalibrated)."""
 
@@ -125,7 +129,7 @@ class Calibrator(SQLiteStore):
         *,
         floor_s: float = 5.0,
         factor: float = 4.0,
-        reference_limit_s: float = 300.0,
+        reference_limit_s: float = DEFAULT_REFERENCE_LIMIT_S,
     ) -> None:
         if not (floor_s > 0 and factor > 0 and reference_limit_s > 0):
             raise VibecheckError(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.plugin.deadline import item_deadline_s, timeout_method
 from pytest_vibecheck.plugin.items import (
     MARKER_HELP,
     VibeItem,
@@ -37,6 +38,7 @@ from pytest_vibecheck.plugin.settings import (
 from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
 
 if TYPE_CHECKING:
+    from pytest_vibecheck.plugin.settings import VibeSettings
     from pytest_vibecheck.suites.store import Suite
 
 _RUN_ID_KEY = "vibecheck_run_id"
@@ -257,6 +259,40 @@ def pytest_runtest_makereport(
 
     move_record(report, "vibecheck", item_properties)
     return report
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give every benchmark item its hard deadline (pytest-timeout's ``timeout`` marker)."""
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None or not settings.active or not config.pluginmanager.hasplugin("timeout"):
+        return
+    method = timeout_method()
+    for item in items:
+        if isinstance(item, VibeItem):
+            item.add_marker(pytest.mark.timeout(item_timeout_s(settings, item), method=method))
+
+
+def item_timeout_s(settings: VibeSettings, item: VibeItem) -> float:
+    """``--vibe-item-timeout`` if set, else :func:`~pytest_vibecheck.plugin.deadline.item_deadline_s`
+    from the backend's request timeout and retries and the sandbox's time limits."""
+    if settings.item_timeout is not None:
+        return settings.item_timeout
+    from pytest_vibecheck.execute.calibrate import DEFAULT_REFERENCE_LIMIT_S
+    from pytest_vibecheck.execute.tests import DEFAULT_TIME_LIMITS, ExecSettings
+    from pytest_vibecheck.generate.backends.base import BackendSettings
+
+    backend = BackendSettings()
+    startup = ExecSettings().startup_s
+    return item_deadline_s(
+        protocol=item.spec.protocol,
+        k=item.spec.k,
+        request_timeout_s=backend.timeout_s,
+        retries=backend.max_retries,
+        concurrency=settings.concurrency,
+        exec_limit_s=max(DEFAULT_TIME_LIMITS.values()) + startup,
+        calibration_s=DEFAULT_REFERENCE_LIMIT_S,
+    )
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:

@@ -82,6 +82,7 @@ class VibeSettings:
     junitxml: Path | None = None
     report_replies: bool = True
     instruction_dirs: tuple[Path, ...] = ()
+    item_timeout: float | None = None
     active: bool = False
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -232,6 +233,16 @@ def _validate_instruction_dirs(value: object, where: str) -> tuple[Path, ...]:
     return tuple(Path(f).expanduser() for f in dict.fromkeys(folders))
 
 
+def _validate_item_timeout(value: object, where: str) -> float:
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise _fail(where, value, "a number of seconds > 0") from None
+    if isinstance(value, bool) or not seconds > 0 or math.isinf(seconds):
+        raise _fail(where, value, "a number of seconds > 0")
+    return seconds
+
+
 def _validate_cache_mode(value: object, where: str) -> str:
     if not isinstance(value, str) or value.strip() not in CACHE_MODES:
         raise _fail(where, value, f"one of {', '.join(CACHE_MODES)}")
@@ -378,6 +389,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "folder of team instruction TOML files (the shipped schema; repeatable or "
                "comma-separated), e.g. vibe/instructions", _validate_instruction_dirs,
                repeatable=True, toml_keys=("instruction_dirs", "instruction-dirs")),
+    OptionSpec("item_timeout", "--vibe-item-timeout", "SECONDS",
+               "hard deadline of each item (pytest-timeout; a timeout is an error, never a model "
+               "failure); default computed from the generation and execution budget",
+               _validate_item_timeout, toml_keys=("item_timeout", "item-timeout")),
 )
 
 _DEFAULTS = VibeSettings()

@@ -108,8 +108,14 @@ def generate_stage(runtime: Runtime, works: Sequence[Work], concurrent: bool = T
         for w in works:
             generate_one(runtime, w)
         return
-    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="vibecheck-gen") as pool:
+    pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="vibecheck-gen")
+    try:
         list(pool.map(lambda w: generate_one(runtime, w), works))
+    except BaseException:
+        # the item's deadline (pytest-timeout) or an interrupt: do not wait for hung requests
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 
