@@ -208,3 +208,44 @@ def test_the_python_api_takes_a_team_instruction(acme: Path, tmp_path: Path) -> 
 
 def test_entry_point_group_name() -> None:
     assert registry_mod.ENTRY_POINT_GROUP == "pytest_vibecheck"
+
+
+# ---------------------------------------------------------------- the gate reads the repository
+
+
+RUFF_REPO_PYPROJECT = """
+[tool.ruff]
+line-length = 100
+
+[tool.ruff.lint.pydocstyle]
+convention = "numpy"
+
+[tool.ruff.lint.pylint]
+max-branches = 99
+
+[tool.vibecheck.gate]
+instructions = ["style_3", "doc_3", "logic_3", {id = "logic_5", params = {max_locals = 5}}]
+"""
+
+LONG_90 = "X = '" + "x" * 84 + "'\n"  # 90 characters: fine at 100, a violation at 79
+
+
+def test_the_gate_takes_parameters_from_the_repositorys_ruff_config(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root = pytester.path
+    init_repo(root, {"pyproject.toml": RUFF_REPO_PYPROJECT, ".gitignore": "__pycache__/\n"})
+    git(root, "checkout", "-q", "-b", "feature")
+    write(root, {"long.py": LONG_90})
+    commit_all(root)
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = pytester.runpytest("--vibe-gate", "--vibe-base", "main", "-p", "no:cacheprovider", "-k", "style_3")
+    result.assert_outcomes(passed=1, deselected=3)
+    text = summary.read_text(encoding="utf-8")
+    assert "| style_3 | line_length | `100` | pyproject.toml [tool.ruff] line-length |" in text
+    assert "| doc_3 | convention | `numpy` | pyproject.toml [tool.ruff] lint.pydocstyle.convention |" in text
+    assert ("| logic_3 | max_branches | `2` | default (pyproject.toml [tool.ruff] "
+            "lint.pylint.max-branches = 99 is not int in [2, 4]) |") in text
+    assert "| logic_5 | max_locals | `5` | [tool.vibecheck.gate] |" in text

@@ -87,10 +87,15 @@ class GateConfigError(VibecheckError):
 
 @dataclass(frozen=True)
 class GateInstruction:
-    """One declared instruction: its paper id and its validated parameters (all of them)."""
+    """One declared instruction: its id and its validated parameters (all of them).
+
+    ``sources`` says where each parameter's value came from: ``[tool.vibecheck.gate]``, the
+    repository's Ruff configuration (:mod:`pytest_vibecheck.ci.ruff_config`), or ``default``.
+    """
 
     id: str
     params: Mapping[str, int | str]
+    sources: Mapping[str, str] = field(default_factory=dict)
 
     def label(self) -> str:
         """``logic_3`` or, with non-default parameters, ``logic_3:max_branches=3``."""
@@ -209,7 +214,9 @@ def parse_gate_table(table: Mapping[str, Any], source: str = "pyproject.toml") -
             validated = validate_params(inst, params, strict=True, warn=False)
         except VibecheckError as exc:  # strict: nothing is reset, so drop that part
             raise GateConfigError(f"{where}: {str(exc).split('; reset to')[0]}") from None
-        out.append(GateInstruction(iid, dict(validated.params)))
+        given = {k for k in params if k in validated.params}
+        sources = {k: ("[tool.vibecheck.gate]" if k in given else "default") for k in validated.params}
+        out.append(GateInstruction(iid, dict(validated.params), sources))
     base = table.get("base")
     if base is not None and (not isinstance(base, str) or not base.strip()):
         raise GateConfigError(f"{source}: [tool.vibecheck.gate] base must be a git ref string")
@@ -621,6 +628,7 @@ def render_step_summary(
     skipped: Sequence[SkippedFile],
     all_lines: bool,
     max_rows: int = 100,
+    instructions: Sequence[GateInstruction] = (),
 ) -> str:
     """Markdown for ``$GITHUB_STEP_SUMMARY`` from the gate items' records.
 
@@ -675,4 +683,18 @@ def render_step_summary(
         lines.append("Skipped files:")
         lines += [f"- `{_md(s.path)}`: {_md(s.reason)}" for s in skipped]
         lines.append("")
+    lines += parameter_lines(instructions)
     return "\n".join(lines) + "\n"
+
+
+def parameter_lines(instructions: Sequence[GateInstruction]) -> list[str]:
+    """Markdown lines: each instruction's parameters and where each value came from."""
+    rows = [
+        f"| {_md(gi.id)} | {_md(name)} | `{_md(str(value))}` | {_md(gi.sources.get(name, 'default'))} |"
+        for gi in instructions
+        for name, value in sorted(gi.params.items())
+    ]
+    if not rows:
+        return []
+    return ["Instruction parameters:", "", "| instruction | parameter | value | from |",
+            "|---|---|---|---|", *rows, ""]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
@@ -32,6 +32,7 @@ import pytest
 from pytest_vibecheck.ci import gate as gatemod
 from pytest_vibecheck.ci import shard as shardmod
 from pytest_vibecheck.ci import thresholds as thmod
+from pytest_vibecheck.ci.ruff_config import apply_repo_ruff, load_repo_ruff
 from pytest_vibecheck.errors import Picklable, VibecheckError
 from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.properties import record_of
@@ -193,6 +194,9 @@ class GateRun:
                 candidates = [config.rootpath / "pyproject.toml", root / "pyproject.toml"]
                 path = next((c for c in candidates if c.is_file()), candidates[-1])
             gconf = gatemod.load_gate_config(path)
+            gconf = replace(
+                gconf, instructions=apply_repo_ruff(gconf.instructions, load_repo_ruff(root))
+            )
             base = gatemod.resolve_base(root, settings.base, gconf.base)
             diff = gatemod.compute_diff(root, base, gconf)
         except VibecheckError as exc:
@@ -553,6 +557,7 @@ class CIReporter:
             list(self.gate_records.values()),
             base=run.diff.base, merge_base=run.diff.merge_base,
             skipped=run.diff.skipped, all_lines=run.all_lines,
+            instructions=run.config.instructions,
         )
         try:
             with Path(path).open("a", encoding="utf-8") as fh:
