@@ -228,5 +228,13 @@ def test_executor_spec_goes_through_the_execution_layer() -> None:
         return
     res = score_batch([ALL_MET, WRONG], [ADD] * 2, cfg)
     assert [r.exec_status for r in res] == ["passed", "failed"]
+    from pytest_vibecheck.execute.executor import LocalExecutor  # an executor object
+
+    execu = LocalExecutor(2)
+    try:
+        res = score_batch([ALL_MET, WRONG], [ADD] * 2, executor=execu)
+    finally:
+        execu.close()
+    assert [r.reward for r in res] == pytest.approx([1.0, 0.4])
     with pytest.raises(VibecheckError, match="unknown executor 'nope'"):
         score_batch([ALL_MET], [ADD], RewardConfig(executor="nope"))

@@ -192,3 +192,14 @@ def test_adapters_work_in_a_fresh_worker_process(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     trl, verl, batch, by_file = json.loads(done.stdout.strip().splitlines()[-1])
     assert trl == [1.0] and verl == batch == by_file == 1.0
+
+
+def test_trl_multi_task_rows_without_a_problem_get_none() -> None:
+    logs = Logs()
+    rewards = vibecheck_reward(prompts=["p", "What is 2+2?", "p"], completions=[GOOD, "4", WRONG],
+                               completion_ids=[[1], [2], [3]], problem=[PROBLEM, None, PROBLEM],
+                               task=["code", "math", "code"], log_metric=logs.log_metric,
+                               log_extra=logs.log_extra)
+    assert rewards == [pytest.approx(1.0), None, pytest.approx(0.4)]
+    assert logs.metrics["vibecheck/pass_rate"] == [0.5]  # over the two scored rows
+    assert logs.extra["vibecheck_status"] == ["passed", None, "failed"]

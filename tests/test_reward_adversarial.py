@@ -183,6 +183,8 @@ def test_adversarial_completion_earns_no_functional_reward(kind: str, name: str)
     if INTEGRITY:  # the candidate's own claims never take it out of the metrics
         assert (res.func, res.reward, res.status) == (0.0, 0.0, "ok"), res.error
         assert res.exec_status in ("failed", "tampered", "timeout")
+        if name in FORGERIES:  # the layer names what they did
+            assert res.exec_status == "tampered", res.details.get("message", "")[:300]
 
 
 def test_honest_wrong_solution_is_a_plain_failure() -> None:

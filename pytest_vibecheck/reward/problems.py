@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_vibecheck.errors import ParameterError, VibecheckError
-from pytest_vibecheck.suites.problem import RECORD_FIELDS, InstructionRef, Problem
+from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestSpec
 from pytest_vibecheck.suites.store import Suite, check_instructions, load_suite
 from pytest_vibecheck.verify.instructions import default_registry
 from pytest_vibecheck.verify.params import validate_params
@@ -128,33 +128,30 @@ def inline_problem(data: Mapping[str, Any] | str, *, where: str = "inline proble
     if not isinstance(test, Mapping):
         raise VibecheckError(f"{where}: field 'test' is missing: give {{\"kind\", \"code\", "
                              "\"cases\", \"entry_point\"}} (see docs/reward.md)")
-    entry = data.get("entry_point")
-    record: dict[str, Any] = {
-        "suite": data.get("suite") or "inline",
-        "task_id": data.get("task_id") or "inline",
-        "prompt": data.get("prompt") or "",
-        "entry_point": entry,
-        "test": {
-            "kind": test.get("kind"),
-            "code": test.get("code", ""),
-            "cases": list(test.get("cases", [])),
-            "entry_point": test.get("entry_point", entry),
-        },
-        "canonical_solution": data.get("canonical_solution"),
-        "starter_code": data.get("starter_code"),
-        "libs": list(data.get("libs", [])),
-        "metadata": dict(data.get("metadata") or {}),
-        "instructions": [],
-        "provenance": dict(data.get("provenance") or {}),
-    }
-    unknown = sorted(set(data) - set(RECORD_FIELDS) - {"tests"})
+    # Every field of the record at its default (whatever fields this version's record has),
+    # then the given ones.
+    record: dict[str, Any] = _TEMPLATE.to_dict()
+    unknown = sorted(set(data) - set(record) - {"tests"})
     if unknown:
-        raise VibecheckError(f"{where}: unknown field(s) {unknown}; an inline problem has {list(RECORD_FIELDS)}")
+        raise VibecheckError(f"{where}: unknown field(s) {unknown}; an inline problem has {list(record)}")
+    entry = data.get("entry_point")
+    default_test = record["test"]
+    record.update({k: v for k, v in data.items() if k in record and v is not None})
+    record["suite"] = data.get("suite") or "inline"
+    record["task_id"] = data.get("task_id") or "inline"
+    record["test"] = {**default_test, **dict(test)}
+    if record["test"].get("entry_point") is None:
+        record["test"]["entry_point"] = entry
+    record["instructions"] = []
     prob = Problem.from_dict(record, source=where)
     refs = _instruction_refs(data.get("instructions"), where)
     prob = Problem(**{**_fields(prob), "instructions": refs})
     check_instructions(prob, default_registry(), source=where)  # duplicates and conflicts
     return prob
+
+
+#: A minimal problem whose record gives every field's default.
+_TEMPLATE = Problem(suite="inline", task_id="inline", prompt="", test=TestSpec(kind="humaneval"))
 
 
 def _fields(prob: Problem) -> dict[str, Any]:

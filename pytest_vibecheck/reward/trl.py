@@ -49,7 +49,9 @@ class VibecheckReward:
     ``task_column`` (default ``"task_id"``: ``"SUITE::TASK_ID"``). ``config`` or ``options``
     (:class:`~pytest_vibecheck.reward.core.RewardConfig` fields, e.g. ``alpha=0.4``) set how.
 
-    Rewards are fractions in [0, 1]; ``None`` for an infrastructure failure (never 0). With
+    Rewards are fractions in [0, 1]; ``None`` for an infrastructure failure (never 0), and for
+    a row with neither column set (another task's row in a multi-task dataset: TRL leaves that
+    reward out of the sample's sum). Rates are over the scored rows. With
     ``log=True`` (default) and TRL's ``log_metric`` / ``log_extra`` present, it logs
     ``vibecheck/pass_rate``, ``vibecheck/instruction_if``, ``vibecheck/tampered_rate`` and
     ``vibecheck/infra_error_rate`` per batch, and the columns ``vibecheck_status`` and
@@ -76,7 +78,9 @@ class VibecheckReward:
         self.log = log
         self.__name__ = "vibecheck"  # TRL names the reward's metrics after it
 
-    def _problems(self, n: int, kwargs: dict[str, Any]) -> Sequence[Any]:
+    def _problems(self, n: int, kwargs: dict[str, Any]) -> list[Any]:
+        """Per completion its problem reference, or None for a row with neither column set."""
+        columns = []
         for column in (self.problem_column, self.task_column):
             values = kwargs.get(column)
             if values is not None:
@@ -85,19 +89,29 @@ class VibecheckReward:
                         f"vibecheck reward: column {column!r} has {len(values)} values for "
                         f"{n} completions"
                     )
-                return list(values)
-        present = sorted(k for k in kwargs if k not in ("trainer_state", "log_extra", "log_metric"))
-        raise VibecheckError(
-            f"vibecheck reward: the batch has no {self.problem_column!r} or "
-            f"{self.task_column!r} column (columns: {present}); train on a dataset from "
-            "`vibecheck export-dataset SUITE --format trl`, or name the column with "
-            "VibecheckReward(problem_column=...)"
-        )
+                columns.append(list(values))
+        if not columns:
+            present = sorted(k for k in kwargs if k not in ("trainer_state", "log_extra", "log_metric"))
+            raise VibecheckError(
+                f"vibecheck reward: the batch has no {self.problem_column!r} or "
+                f"{self.task_column!r} column (columns: {present}); train on a dataset from "
+                "`vibecheck export-dataset SUITE --format trl`, or name the column with "
+                "VibecheckReward(problem_column=...)"
+            )
+        return [next((col[i] for col in columns if col[i] not in (None, "")), None) for i in range(n)]
 
-    def results(self, completions: Sequence[Any], **kwargs: Any) -> list[RewardResult]:
-        """The full :class:`~pytest_vibecheck.reward.core.RewardResult` of each completion."""
+    def results(self, completions: Sequence[Any], **kwargs: Any) -> list[RewardResult | None]:
+        """The full :class:`~pytest_vibecheck.reward.core.RewardResult` of each completion; None
+        for a row without a problem (another task's row in a multi-task dataset)."""
         problems = self._problems(len(completions), kwargs)
-        return scorer_for(self.config).score(list(completions), problems)
+        rows = [i for i, p in enumerate(problems) if p is not None]
+        out: list[RewardResult | None] = [None] * len(problems)
+        if rows:
+            scored = scorer_for(self.config).score([completions[i] for i in rows],
+                                                   [problems[i] for i in rows])
+            for i, res in zip(rows, scored, strict=True):
+                out[i] = res
+        return out
 
     def __call__(
         self,
@@ -111,13 +125,14 @@ class VibecheckReward:
         results = self.results(completions, **kwargs)
         if self.log:
             _log(results, kwargs.get("log_metric"), kwargs.get("log_extra"))
-        return [r.reward for r in results]
+        return [None if r is None else r.reward for r in results]
 
     def __repr__(self) -> str:
         return f"VibecheckReward({self.config!r})"
 
 
-def _log(results: Sequence[RewardResult], log_metric: Any, log_extra: Any) -> None:
+def _log(all_results: Sequence[RewardResult | None], log_metric: Any, log_extra: Any) -> None:
+    results = [r for r in all_results if r is not None]
     n = max(1, len(results))
     judged = [r.instruction_if for r in results if r.instruction_if is not None]
     if callable(log_metric):
@@ -127,8 +142,11 @@ def _log(results: Sequence[RewardResult], log_metric: Any, log_extra: Any) -> No
         metric("vibecheck/tampered_rate", sum(r.exec_status == "tampered" for r in results) / n)
         metric("vibecheck/infra_error_rate", sum(r.is_infra_error for r in results) / n)
     if callable(log_extra):
-        log_extra("vibecheck_status", [r.exec_status if r.status == "ok" else "infra_error" for r in results])
-        log_extra("vibecheck_instruction_if", [r.instruction_if for r in results])
+        log_extra("vibecheck_status", [
+            None if r is None else r.exec_status if r.status == "ok" else "infra_error"
+            for r in all_results])
+        log_extra("vibecheck_instruction_if",
+                  [None if r is None else r.instruction_if for r in all_results])
 
 
 def vibecheck_reward(
