@@ -154,17 +154,57 @@ def _overview(table: Table, items: Sequence[Mapping[str, Any]]) -> dict[str, Any
     return data
 
 
-def _items(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+#: Item fields the page does not show (the JSON report keeps them).
+_DROPPED = ("timing", "suite_sha256", "ruff_version", "duration_s")
+
+
+class _Strings:
+    """A table of distinct long strings: the page stores each reply, code, message and
+    violation text once and refers to it by index (a model that returns its code unchanged,
+    the shared system prompt and Ruff's messages repeat a lot)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.table: list[str] = []
+
+    def __call__(self, text: Any) -> Any:
+        if not isinstance(text, str) or len(text) < 16:
+            return text
+        i = self.index.get(text)
+        if i is None:
+            i = self.index[text] = len(self.table)
+            self.table.append(text)
+        return i
+
+
+def _turn(t: Mapping[str, Any], s: _Strings) -> dict[str, Any]:
+    out = dict(t)
+    for key in ("reply", "code"):
+        if key in out:
+            out[key] = s(out[key])
+    if "messages" in out:
+        out["messages"] = [{**m, "content": s(m.get("content"))} for m in out["messages"]]
+    if isinstance(out.get("tests"), Mapping):
+        out["tests"] = {**out["tests"], "message": s(out["tests"].get("message"))}
+    out["verdicts"] = [
+        {**v, "violations": [{**x, "message": s(x.get("message"))} for x in v.get("violations") or []]}
+        for v in out.get("verdicts") or []
+    ]
+    return out
+
+
+def _items(items: Iterable[Mapping[str, Any]], s: _Strings) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     seen: Counter[str] = Counter()
     for raw in items:
-        it = dict(raw)
+        it = {k: v for k, v in raw.items() if k not in _DROPPED}
         nodeid = str(it.get("nodeid"))
         seen[nodeid] += 1
         if seen[nodeid] > 1:  # the same item in two reports: keep both, apart
             it["nodeid"] = f"{nodeid} (copy {seen[nodeid]})"
         if it.get("turns"):
             it.pop("failure", None)  # the turns hold the same text, structured
+        it["turns"] = [_turn(t, s) for t in it.get("turns") or []]
         out.append(it)
     return out
 
@@ -178,6 +218,8 @@ def page_data(rep: AnalysisReport) -> dict[str, Any]:
     tables = {t.name: t for t in rep.tables}
     if "overview" not in tables:
         raise VibecheckError("the analysis has no overview table")
+    strings = _Strings()
+    items = _items(rep.items, strings)
     return {
         "title": rep.title,
         "version": __version__,
@@ -194,7 +236,10 @@ def page_data(rep: AnalysisReport) -> dict[str, Any]:
             for f in rep.figures
         },
         "instructions": {i.id: i.category for i in all_instructions()},
-        "items": _items(rep.items),
+        "items": items,
+        #: the long strings of the items (reply, code, message contents, test messages,
+        #: violation messages), referred to by index; the page resolves them on load
+        "strings": strings.table,
     }
 
 
@@ -217,14 +262,33 @@ def render_page(data: Mapping[str, Any]) -> str:
 _BLOB_START = '<script type="application/json" id="vibecheck-data">'
 
 
-def page_blob(page: str) -> dict[str, Any]:
-    """The JSON blob of a page written by :func:`render_page` (for tests and tools). Raises
+def page_blob(page: str, *, resolve: bool = True) -> dict[str, Any]:
+    """The JSON blob of a page written by :func:`render_page` (for tests and tools), with the
+    items' strings put back in place (unless ``resolve`` is false). Raises
     :class:`VibecheckError` when ``page`` is not a viewer page."""
     start = page.find(_BLOB_START)
     end = page.find("</script>", start)
     if start < 0 or end < 0:
         raise VibecheckError("not a pytest-vibecheck viewer page (no data blob)")
     data: dict[str, Any] = json.loads(page[start + len(_BLOB_START) : end])
+    if resolve:
+        table = data.get("strings") or []
+
+        def r(v: Any) -> Any:
+            return table[v] if isinstance(v, int) and not isinstance(v, bool) else v
+
+        for it in data.get("items") or []:
+            for t in it.get("turns") or []:
+                for key in ("reply", "code"):
+                    if key in t:
+                        t[key] = r(t[key])
+                for m in t.get("messages") or []:
+                    m["content"] = r(m.get("content"))
+                if isinstance(t.get("tests"), dict):
+                    t["tests"]["message"] = r(t["tests"].get("message"))
+                for v in t.get("verdicts") or []:
+                    for x in v.get("violations") or []:
+                        x["message"] = r(x.get("message"))
     return data
 
 

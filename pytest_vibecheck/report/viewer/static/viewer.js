@@ -118,11 +118,33 @@
     return it._text;
   }
 
+  /** Put the items' long strings (stored once in DATA.strings, referred to by index) back. */
+  function resolveStrings(it) {
+    var S = DATA.strings || [];
+    function r(v) { return typeof v === "number" ? S[v] : v; }
+    var turns = it.turns || [];
+    for (var t = 0; t < turns.length; t++) {
+      var turn = turns[t];
+      if ("reply" in turn) turn.reply = r(turn.reply);
+      if ("code" in turn) turn.code = r(turn.code);
+      var ms = turn.messages || [];
+      for (var m = 0; m < ms.length; m++) ms[m].content = r(ms[m].content);
+      if (turn.tests) turn.tests.message = r(turn.tests.message);
+      var vs = turn.verdicts || [];
+      for (var v = 0; v < vs.length; v++) {
+        var xs = vs[v].violations || [];
+        for (var x = 0; x < xs.length; x++) xs[x].message = r(xs[x].message);
+      }
+    }
+  }
+
   function load() {
     var node = document.getElementById("vibecheck-data");
     DATA = JSON.parse(node.textContent);
+    node.textContent = ""; // the page's copy of the data is no longer needed
     ITEMS = DATA.items || [];
     for (var i = 0; i < ITEMS.length; i++) {
+      resolveStrings(ITEMS[i]);
       ITEMS[i]._index = i;
       prepare(ITEMS[i]);
       BY_ID[ITEMS[i].nodeid] = ITEMS[i];
@@ -727,6 +749,7 @@
       startMs: performance.now() - t0, // parse + prepare + first view
       readyAt: performance.now(), // ms since navigation start
       setFilter: setFilter,
+      clearFilters: function () { state.filters = {}; },
       filter: function (f) { return applyFilters(f || {}, state.sort, state.dir).length; },
       rows: function (f) {
         return applyFilters(f || {}, state.sort, state.dir).map(function (i) { return ITEMS[i]; });
