@@ -42,9 +42,12 @@ CACHE_MODES: tuple[CacheMode, ...] = ("use", "refresh", "only", "off")
 ExtractMode = Literal["first", "best"]
 EXTRACT_MODES: tuple[ExtractMode, ...] = ("first", "best")
 
-#: The status of one test run of a candidate program in the sandbox.
-TestStatus = Literal["passed", "failed", "timeout", "error", "skipped"]
-TEST_STATUSES: tuple[TestStatus, ...] = ("passed", "failed", "timeout", "error", "skipped")
+#: The status of one test run of a candidate program in the sandbox (``tampered``: the code
+#: went for its grader, a model failure; docs/sandbox.md, "Verdict integrity").
+TestStatus = Literal["passed", "failed", "timeout", "tampered", "error", "skipped"]
+TEST_STATUSES: tuple[TestStatus, ...] = (
+    "passed", "failed", "timeout", "tampered", "error", "skipped",
+)
 
 #: The pytest outcome of one report item (an ``error`` is infrastructure, never a model failure).
 Outcome = Literal["passed", "failed", "error", "skipped"]

@@ -10,12 +10,15 @@ Outcomes (:attr:`ExecResult.status`):
   ``message`` holds a short traceback);
 - ``timeout``: the time limit (calibrated per task, :mod:`pytest_vibecheck.execute.calibrate`) or
   the sandbox's wall clock or CPU limit was hit;
-- ``error``: the harness or the sandbox failed, or the environment lacks a library
-  (``environment: missing module scipy``). Never a model failure;
+- ``tampered``: the candidate went for its grader (wrote to the result channel, patched the
+  test framework, introspected the harness, returned an object that equals anything, ...:
+  :mod:`pytest_vibecheck.execute.verdict`); a model failure, counted apart;
+- ``error``: the sandbox failed to start, or the environment lacks a library the evaluator
+  confirmed missing (``environment: missing module scipy``). Never a model failure;
 - ``skipped``: the environment cannot run the task (a library it needs is not installed),
   decided before running.
 
-``failed`` and ``timeout`` are model failures; ``error`` and ``skipped`` are excluded from
+``failed``, ``timeout`` and ``tampered`` are model failures; ``error`` and ``skipped`` are excluded from
 metrics and counted separately.
 """
 
@@ -32,20 +35,23 @@ from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute import envcheck
 from pytest_vibecheck.execute.cache import ExecCache, cache_key
 from pytest_vibecheck.execute.calibrate import Calibrator
+from pytest_vibecheck.execute.expected import expected_tests
 from pytest_vibecheck.execute.sandbox import (
     SANDBOX_VERSION,
     SandboxResult,
     SandboxSettings,
     run_in_sandbox,
 )
+from pytest_vibecheck.execute.verdict import Verdict, decide
 from pytest_vibecheck.suites.problem import Problem
-from pytest_vibecheck.types import TestStatus
+from pytest_vibecheck.types import TEST_STATUSES, TestStatus
 
 ExecStatus = TestStatus
-EXEC_STATUSES: tuple[str, ...] = ("passed", "failed", "timeout", "error", "skipped")
+EXEC_STATUSES: tuple[str, ...] = TEST_STATUSES
 
-#: Statuses that are verdicts about the code (cached, counted in pass@k).
-VERDICT_STATUSES: frozenset[str] = frozenset({"passed", "failed", "timeout"})
+#: Statuses that are verdicts about the code (cached, counted in pass@k; all but ``passed``
+#: are failures).
+VERDICT_STATUSES: frozenset[str] = frozenset({"passed", "failed", "timeout", "tampered"})
 
 #: Default time limits (seconds) when a task is not calibrated: for the whole test run
 #: (``bigcodebench-unittest``, ``humaneval``) or per test case (``stdin``, ``functional``;
@@ -124,10 +130,11 @@ class ExecResult:
     stderr: str = ""
     isolation: dict[str, Any] = field(default_factory=dict)
     writes_outside: tuple[str, ...] = ()
+    tamper: tuple[str, ...] = ()
 
     @property
     def is_verdict(self) -> bool:
-        """True for ``passed``/``failed``/``timeout`` (a statement about the code)."""
+        """True for ``passed``/``failed``/``timeout``/``tampered`` (a statement about the code)."""
         return self.status in VERDICT_STATUSES
 
     def to_dict(self) -> dict[str, Any]:
@@ -135,6 +142,7 @@ class ExecResult:
         out = dataclasses.asdict(self)
         out["failed_tests"] = list(self.failed_tests)
         out["writes_outside"] = list(self.writes_outside)
+        out["tamper"] = list(self.tamper)
         return out
 
     @classmethod
@@ -144,7 +152,24 @@ class ExecResult:
         kw = {k: v for k, v in data.items() if k in names}
         kw["failed_tests"] = tuple(kw.get("failed_tests", ()))
         kw["writes_outside"] = tuple(kw.get("writes_outside", ()))
+        kw["tamper"] = tuple(kw.get("tamper", ()))
         return cls(**kw)
+
+    @classmethod
+    def from_cache(cls, data: Any) -> ExecResult | None:
+        """:meth:`from_dict` of a cached record, or None when it is not a sound verdict
+        (a record that fails these checks is a cache miss, never a result)."""
+        if not isinstance(data, Mapping) or data.get("status") not in VERDICT_STATUSES:
+            return None
+        try:
+            res = cls.from_dict(data)
+        except (TypeError, ValueError):
+            return None
+        if not all(isinstance(t, str) for t in (*res.failed_tests, *res.tamper)):
+            return None
+        if not isinstance(res.message, str):
+            return None
+        return res
 
 
 def time_limit_for(problem: Problem, settings: ExecSettings) -> tuple[float, dict[str, Any]]:
@@ -214,26 +239,38 @@ def run_tests(
     limit, limit_info = time_limit_for(problem, settings)
     key = cache_key(code, problem.test, _fingerprint(problem, limit, settings))
     if cache is not None:
-        hit = cache.get(key)
+        hit = ExecResult.from_cache(cache.get(key))
         if hit is not None:
-            res = ExecResult.from_dict(hit)
-            return dataclasses.replace(res, cached=True, task_id=problem.task_id)
+            return dataclasses.replace(hit, cached=True, task_id=problem.task_id)
     wall = _wall_clock(problem, limit, settings)
     sb = dataclasses.replace(settings.sandbox, timeout_s=wall)
-    known = sorted(set(envcheck.IMPORT_TO_PYPI) | set(envcheck.required_modules(problem)))
+    known = frozenset(envcheck.IMPORT_TO_PYPI) | frozenset(envcheck.required_modules(problem))
+    expected = expected_tests(kind, problem.test.code or "")
+    if expected.error is not None and kind in ("bigcodebench-unittest", "humaneval"):
+        return ExecResult(
+            status="error",
+            message=f"the problem's tests cannot be used: {expected.error}",
+            task_id=problem.task_id,
+            network="n/a",
+        )
     payload = {
         "kind": kind,
         "code": code,
         "test_code": problem.test.code,
+        "test_class": expected.class_name,
+        "test_names": list(expected.names),
+        "preimport": list(expected.imports),
         "cases": [[c.input, c.output] for c in problem.test.cases],
         "entry_point": problem.test.entry_point or problem.entry_point,
         "time_limit_s": limit,
         "float_tol": settings.float_tol,
-        "known_libs": known,
     }
     started = time.monotonic()
     sres = run_in_sandbox(script=_HARNESS, payload=payload, settings=sb)
-    result = _to_exec_result(sres, problem, limit, limit_info, time.monotonic() - started)
+    verdict = decide(
+        sres, kind, expected, len(problem.test.cases), known, settings.sandbox.python
+    )
+    result = _to_exec_result(sres, verdict, problem, limit, limit_info)
     if cache is not None and result.is_verdict and not result.writes_outside:
         cache.put(key, result.to_dict())
     return result
@@ -241,54 +278,30 @@ def run_tests(
 
 def _to_exec_result(
     sres: SandboxResult,
+    verdict: Verdict,
     problem: Problem,
     limit: float,
     limit_info: Mapping[str, Any],
-    elapsed: float,
 ) -> ExecResult:
     limits = {"time_limit_s": round(limit, 3), **limit_info, "wall_s": sres.limits.get("timeout_s")}
     limits.update({k: v for k, v in sres.limits.items() if k != "timeout_s"})
     limits["sandbox_version"] = SANDBOX_VERSION
-    common: dict[str, Any] = {
-        "duration_s": round(sres.duration_s, 4),
-        "network": sres.network,
-        "limits": limits,
-        "task_id": problem.task_id,
-        "stdout": sres.stdout[-2000:],
-        "stderr": sres.stderr[-2000:],
-        "isolation": sres.isolation,
-        "writes_outside": sres.writes_outside,
-    }
-    job = sres.result if isinstance(sres.result, Mapping) else None
-    if sres.status == "error":
-        return ExecResult(status="error", message=f"sandbox: {sres.error}", **common)
-    if job is not None and job.get("status") in ("passed", "failed", "timeout", "error"):
-        status = job["status"]
-        message = str(job.get("message", ""))
-        if sres.writes_outside:
-            message = f"wrote outside its folder: {', '.join(sres.writes_outside[:5])}\n" + message
-        return ExecResult(
-            status=status,
-            failed_tests=tuple(str(t) for t in job.get("failed_tests", ())),
-            message=message,
-            test_time_s=job.get("test_time_s"),
-            missing_module=job.get("missing_module"),
-            **common,
-        )
-    if sres.status == "timeout":
-        return ExecResult(
-            status="timeout",
-            message=f"wall-clock limit of {sres.limits.get('timeout_s')} s exceeded; the process "
-            "group was killed",
-            **common,
-        )
-    # The process ended without writing a result: the candidate's code ended it (os._exit,
-    # a crash in a C extension, a signal). The harness itself always writes a result.
-    tail = sres.stderr.strip()[-800:]
+    message = verdict.message
+    if sres.writes_outside and verdict.status != "error":
+        message = f"wrote outside its folder: {', '.join(sres.writes_outside[:5])}\n" + message
     return ExecResult(
-        status="failed",
-        failed_tests=("<process>",),
-        message=f"the test process ended without a result (exit status {sres.returncode})"
-        + (f":\n{tail}" if tail else ""),
-        **common,
+        status=verdict.status,  # type: ignore[arg-type]
+        failed_tests=verdict.failed_tests,
+        message=message,
+        duration_s=round(sres.duration_s, 4),
+        network=sres.network,
+        limits=limits,
+        task_id=problem.task_id,
+        test_time_s=verdict.test_time_s,
+        missing_module=verdict.missing_module,
+        stdout=sres.stdout[-2000:],
+        stderr=sres.stderr[-2000:],
+        isolation=sres.isolation,
+        writes_outside=sres.writes_outside,
+        tamper=verdict.tamper,
     )

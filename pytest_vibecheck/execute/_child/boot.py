@@ -4,19 +4,26 @@
 launches, usually inside ``unshare`` (new network, mount, PID and IPC namespaces). It runs
 as trusted code *before* any candidate code and, in this order:
 
-1. reads the JSON config (root-only file) and opens the result file (root-only) for writing;
-2. with a mount namespace: mounts private ``tmpfs`` over the world-writable folders
-   (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock``) and binds the work folder back at
-   its own path;
+1. reads the JSON config (root-only file) and deletes it, so nothing run later can read the
+   run's key; the result channel is the pipe on file descriptor ``RESULT_FD`` (argv[2]);
+2. with a mount namespace: hides host folders the run does not need (home folders, the
+   project, ``/run``) behind empty ``tmpfs`` (binding back only the interpreter's own
+   folders), mounts private ``tmpfs`` over the world-writable folders (``/tmp``,
+   ``/var/tmp``, ``/dev/shm``, ``/run/lock``) and a size-capped ``tmpfs`` as the work folder;
 3. as PID 1 of a new PID namespace: forks; PID 1 only reaps children, and when the worker
    exits the kernel kills every process left in the namespace;
 4. sets the resource limits (address space relative to this process's own size *now*,
    CPU, process count, file size, open files, no core files);
 5. drops to an unprivileged, per-sandbox user id (when started as root) with
-   ``no_new_privs`` set, and changes to the work folder;
-6. writes one JSON line of facts (network seen from inside, limits applied) to the result
-   file, then runs the job: a Python script's ``main(payload, result_file)`` in this
+   ``no_new_privs`` set, makes the process non-dumpable (so no other process of that user
+   can ptrace it or open its ``/proc`` files), and changes to the work folder;
+6. writes one sealed line of facts (network seen from inside, limits applied) to the result
+   channel, then runs the job: a Python script's ``main(payload, channel)`` in this
    process, or ``exec`` of an argument vector.
+
+Every line on the channel is *sealed*: ``MAC JSON`` where MAC is a keyed BLAKE2b of the JSON
+text under the run's key (:class:`Channel`). The evaluator accepts only sealed lines, so bytes
+that code under test writes to the pipe can never pass for a result.
 
 Exit status 121 means the bootstrap itself failed (reported as a sandbox error, never as a
 model failure).
@@ -28,6 +35,7 @@ model failure).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
@@ -36,10 +44,64 @@ from typing import Any
 
 BOOT_FAILED = 121
 
+#: Sources of the job script's sibling files, read before the folders are hidden (the
+#: harness loads ``guard.py`` and ``compare.py`` from here).
+SOURCES: dict[str, str] = {}
+
+#: ``personal`` parameter of the BLAKE2b seal (the evaluator uses the same).
+SEAL_PERSON = b"vibecheck-rc1"
+
 _MS_NOSUID = 2
 _MS_NODEV = 4
 _MS_BIND = 4096
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_DUMPABLE = 4
+
+
+class Channel:
+    """The sealed result channel: every complete line written is sent as ``MAC JSON``.
+
+    ``fd``: the write end of the pipe to the evaluator; ``key``: the run's secret key (bytes).
+    References to the C functions used are taken when the class is created, before any code
+    under test runs, so patching ``os`` or ``hashlib`` later changes nothing here.
+    """
+
+    def __init__(self, fd: int, key: bytes) -> None:
+        self._fd = fd
+        self._key = key
+        self._buf = ""
+
+    def write(
+        self, text: str, _mac: Any = hashlib.blake2b, _w: Any = os.write, _str: Any = str
+    ) -> int:
+        """Send every complete line of ``text`` (with what was buffered before), sealed."""
+        data = self._buf + _str.__str__(text)
+        *lines, self._buf = data.split("\n")
+        for line in lines:
+            raw = line.encode("utf-8", "replace")
+            seal = _mac(raw, key=self._key, digest_size=16, person=SEAL_PERSON).hexdigest()
+            out = seal.encode() + b" " + raw + b"\n"
+            while out:
+                try:
+                    n = _w(self._fd, out)
+                except InterruptedError:  # pragma: no cover
+                    continue
+                except OSError:
+                    return 0  # the evaluator is gone
+                out = out[n:]
+        return len(text)
+
+    def flush(self) -> None:
+        """Lines are sent as soon as they are complete; nothing to do."""
+
+    def close(self, _close: Any = os.close) -> None:
+        """Close the pipe (in a process that must not write to it)."""
+        if self._fd >= 0:
+            try:
+                _close(self._fd)
+            except OSError:
+                pass
+            self._fd = -1
 
 
 def _libc() -> object:
@@ -74,7 +136,9 @@ def _private_tmp(cfg: dict[str, Any], libc: object) -> list[str]:
     def inside(path: str) -> bool:
         return any(path.startswith(f.rstrip("/") + "/") for f in folders)
 
-    wanted = [cfg["workdir"], *cfg.get("keep_paths", [])]
+    wanted = list(cfg.get("keep_paths", []))
+    if not cfg.get("work_bytes"):
+        wanted.insert(0, cfg["workdir"])
     keep = [
         (p, os.open(p, os.O_RDONLY | os.O_DIRECTORY))
         for p in wanted
@@ -90,9 +154,21 @@ def _private_tmp(cfg: dict[str, Any], libc: object) -> list[str]:
     return folders
 
 
-def _expose(cfg: dict[str, Any], libc: object) -> None:
-    """Hide each root-only folder the interpreter lives in; bind back only what it needs."""
-    for ancestor, paths in cfg.get("expose", []):
+def _work_tmpfs(cfg: dict[str, Any], libc: object) -> None:
+    """Mount a ``tmpfs`` of ``work_bytes`` as the work folder (owned by the sandbox's user)."""
+    path = cfg["workdir"]
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    opts = f"mode=0700,size={int(cfg['work_bytes'])}"
+    if cfg.get("uid") is not None:
+        opts += f",uid={int(cfg['uid'])},gid={int(cfg.get('gid', cfg['uid']))}"
+    _mount(libc, "tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, opts)
+
+
+def _expose(cfg: dict[str, Any], libc: object, key: str = "expose") -> None:
+    """Hide each folder of ``cfg[key]`` behind an empty tmpfs; bind back only what is needed
+    (``expose``: root-only folders the interpreter lives in; ``hide``: host folders the run
+    must not see, such as home folders and the project)."""
+    for ancestor, paths in cfg.get(key, []):
         if not os.path.isdir(ancestor):
             continue
         fds = [(p, os.open(p, os.O_RDONLY | os.O_DIRECTORY)) for p in paths if os.path.isdir(p)]
@@ -174,6 +250,15 @@ def _no_new_privs(libc: object) -> bool:
     return bool(rc == 0)
 
 
+def _not_dumpable(libc: object) -> bool:
+    """``PR_SET_DUMPABLE`` 0: processes of the same user cannot ptrace this one or open its
+    ``/proc/PID`` files (``mem``, ``fd``); True when that took effect."""
+    try:
+        return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)  # type: ignore[attr-defined]
+    except Exception:
+        return False
+
+
 def _network_state() -> str:
     """``blocked`` when this process sees no network interface except loopback.
 
@@ -212,9 +297,15 @@ def enter(cfg: dict[str, Any], out: object, pid1: bool) -> None:
     """
     facts: dict[str, Any] = {"pid_ns": False, "private_tmp": [], "uid": None, "no_new_privs": False}
     try:
-        libc = _libc() if (cfg.get("mount_ns") or cfg.get("uid") is not None) else None
+        libc = _libc()
+        if cfg.get("mount_ns") and cfg.get("hide"):
+            _expose(cfg, libc, "hide")
+            facts["hidden"] = [a for a, _ in cfg["hide"] if os.path.isdir(a)]
         if cfg.get("mount_ns") and cfg.get("tmp_dirs"):
             facts["private_tmp"] = _private_tmp(cfg, libc)
+        if cfg.get("mount_ns") and cfg.get("work_bytes"):
+            _work_tmpfs(cfg, libc)
+            facts["work_bytes"] = int(cfg["work_bytes"])
         if cfg.get("mount_ns") and cfg.get("expose"):
             _expose(cfg, libc)
             facts["exposed"] = [p for _, ps in cfg["expose"] for p in ps]
@@ -231,8 +322,8 @@ def enter(cfg: dict[str, Any], out: object, pid1: bool) -> None:
         _drop_privileges(cfg, libc)
         if cfg.get("uid") is not None:
             facts["uid"] = os.getuid()
-        if libc is not None:
-            facts["no_new_privs"] = _no_new_privs(libc)
+        facts["no_new_privs"] = _no_new_privs(libc)
+        facts["dumpable"] = not _not_dumpable(libc)
         os.chdir(cfg["workdir"])
         facts["network"] = _network_state()
     except BaseException as exc:
@@ -254,26 +345,50 @@ def run_job(
     sys.path.insert(0, cfg["workdir"])
     sys.argv = ["candidate.py"]
     if namespace is None:
-        namespace = {"__name__": "_vibecheck_job", "__file__": cfg["script"]}
+        import builtins
+
+        namespace = {
+            "__name__": "_vibecheck_job",
+            "__file__": cfg["script"],
+            "__builtins__": dict(builtins.__dict__),
+            "_VIBECHECK_SOURCES": dict(SOURCES),
+        }
         exec(compile(source or "", cfg["script"], "exec"), namespace)
     namespace["main"](cfg.get("payload"), out)
 
 
-def open_job(cfg: dict[str, Any], need_source: bool = True) -> tuple[object, str | None]:
-    """Open the result file and read the job script while still privileged."""
+def load_config(path: str) -> dict[str, Any]:
+    """Read the run's config and delete the file: its key must not outlive this read."""
+    with open(path, encoding="utf-8") as fh:
+        cfg: dict[str, Any] = json.load(fh)
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    return cfg
+
+
+def open_job(
+    cfg: dict[str, Any], result_fd: int, need_source: bool = True
+) -> tuple[Channel, str | None]:
+    """The sealed result channel on ``result_fd``, and the job script read while still
+    privileged."""
     source = None
     if cfg["mode"] != "exec" and need_source:
         # read now: the script's folder may be hidden by the private tmpfs or unreadable later
         with open(cfg["script"], encoding="utf-8") as fh:
             source = fh.read()
-    out_fd = os.open(cfg["result_path"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    return os.fdopen(out_fd, "w", encoding="utf-8"), source
+        folder = os.path.dirname(os.path.abspath(cfg["script"]))
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                    SOURCES[name] = fh.read()
+    return Channel(result_fd, bytes.fromhex(cfg["key"])), source
 
 
 def main() -> None:
-    with open(sys.argv[1], encoding="utf-8") as fh:
-        cfg = json.load(fh)
-    out, source = open_job(cfg)
+    cfg = load_config(sys.argv[1])
+    out, source = open_job(cfg, int(sys.argv[2]))
     enter(cfg, out, pid1=bool(cfg.get("pid_ns")) and os.getpid() == 1)
     run_job(cfg, out, source)
 

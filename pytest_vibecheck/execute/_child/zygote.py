@@ -8,7 +8,7 @@ a few forks instead of an interpreter start. The child then follows exactly the 
 own size, unprivileged user id, ``no_new_privs``).
 
 Protocol, one connection per run: the client sends one JSON line
-``{"config": PATH}`` with three file descriptors (stdin, stdout, stderr) attached
+``{"config": PATH}`` with four file descriptors (stdin, stdout, stderr, the result pipe) attached
 (``SCM_RIGHTS``); the server answers ``{"pid": N}`` at once and ``{"exit": STATUS}`` when
 that child has ended. The server exits when its standard input (a pipe from the client
 process) reaches end of file.
@@ -20,6 +20,7 @@ process) reaches end of file.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import os
@@ -43,7 +44,13 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _load(path: str, name: str) -> dict[str, Any]:
-    namespace: dict[str, Any] = {"__name__": name, "__file__": path}
+    # a private copy of the builtins: code under test that patches ``builtins`` later does not
+    # change what the harness calls
+    namespace: dict[str, Any] = {
+        "__name__": name,
+        "__file__": path,
+        "__builtins__": dict(builtins.__dict__),
+    }
     with open(path, encoding="utf-8") as fh:
         exec(compile(fh.read(), path, "exec"), namespace)
     return namespace
@@ -64,13 +71,12 @@ def _child(
         os.setsid()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
-        os.closerange(3, 1 << 16)
-        with open(request["config"], encoding="utf-8") as fh:
-            cfg = json.load(fh)
+        os.closerange(4, 1 << 16)
+        cfg = boot["load_config"](request["config"])
         os.environ.clear()
         os.environ.update(cfg["env"])
         preloaded = cfg.get("mode") != "exec" and os.path.realpath(cfg["script"]) == harness_path
-        out, source = boot["open_job"](cfg, need_source=not preloaded)
+        out, source = boot["open_job"](cfg, 3, need_source=not preloaded)
         libc = boot["_libc"]()
         flags = _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID
         if cfg.get("net_ns"):
@@ -198,10 +204,10 @@ def _on_request(
         return
     try:
         conn.settimeout(10)
-        msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+        msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 4)
         request = json.loads(msg.decode())
-        if len(fds) != 3:
-            raise ValueError(f"expected 3 file descriptors, got {len(fds)}")
+        if len(fds) != 4:
+            raise ValueError(f"expected 4 file descriptors, got {len(fds)}")
     except (OSError, ValueError) as exc:
         _send(conn, {"error": str(exc)})
         conn.close()
