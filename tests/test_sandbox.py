@@ -148,9 +148,11 @@ def test_infinite_loop_times_out() -> None:
     assert res.duration_s < 5
 
 
-def test_loop_that_ignores_the_alarm_is_killed_by_the_wall_clock() -> None:
+def test_loop_that_holds_the_harness_off_is_killed_by_the_wall_clock() -> None:
+    # a regular expression that backtracks for hours holds the interpreter lock: the
+    # harness cannot even end the run itself, the sandbox's wall clock does
     prob = humaneval_problem()
-    code = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    code = "import re\nre.match(r'(a+)+$', 'a' * 64 + 'b')\n"
     res = run_tests(code, prob, ExecSettings(time_limit_s=1.0, startup_s=1.0))
     assert res.status == "timeout"
     assert "wall-clock limit of 2.0 s exceeded" in res.message
@@ -195,9 +197,6 @@ def test_file_size_limit() -> None:
 
 @needs_root_ns
 def test_write_to_project_folder_is_prevented() -> None:
-    # The project folder is either read-only to the sandbox's user (EACCES, e.g. under /work or
-    # /home) or hidden behind a private tmpfs (ENOENT: a clone under /tmp or /var/tmp, or under a
-    # folder others cannot enter such as /root, which the sandbox mounts over); both prevent it.
     target = Path(__file__).resolve().parent / "_sandbox_write_probe.txt"
     code = (
         "import errno\n"
@@ -206,11 +205,9 @@ def test_write_to_project_folder_is_prevented() -> None:
         "open('/tmp/inside-only', 'w').write('x')\nprint('TMP OK')\n"
     )
     res = run_py(code)
-    first, second = res.stdout.split("\n")[:2]
-    hidden = any(target.is_relative_to(d) for d in sandbox.TMP_DIRS) or any(
-        not p.stat().st_mode & 0o001 for p in target.parents  # e.g. /root (mode 700)
-    )
-    assert (first, second) == ("DENIED ENOENT" if hidden else "DENIED EACCES", "TMP OK")
+    # the project folder (the current folder, this checkout) is hidden behind an empty tmpfs,
+    # or, for a clone under /tmp, behind the private /tmp: ENOENT either way
+    assert res.stdout.split("\n")[:2] == ["DENIED ENOENT", "TMP OK"]
     assert not target.exists()
     assert not Path("/tmp/inside-only").exists()  # the sandbox's /tmp is private
     assert res.isolation["write_guard"] == "prevented"

@@ -1,6 +1,6 @@
 """Client side of the sandbox's fork server (``_child/zygote.py``)."""
 
-# ruff: noqa: PTH100, PTH101, PTH109, PTH112, PTH116, PTH118, PTH120, PTH123, PTH208
+# ruff: noqa: PTH118, PTH123
 # (os.path/open on purpose: this low-level code runs at every sandbox start, where
 #  importing pathlib costs time, and it works with raw file descriptors and mounts.)
 

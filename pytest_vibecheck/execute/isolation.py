@@ -1,6 +1,6 @@
 """What isolation the host allows, the folders a run needs or must not see, and user ids."""
 
-# ruff: noqa: PTH100, PTH101, PTH109, PTH112, PTH116, PTH118, PTH120, PTH123, PTH208
+# ruff: noqa: PTH109, PTH112, PTH116, PTH120, PTH123, PTH208
 # (os.path/open on purpose: this low-level code runs at every sandbox start, where
 #  importing pathlib costs time, and it works with raw file descriptors and mounts.)
 

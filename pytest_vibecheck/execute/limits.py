@@ -1,6 +1,6 @@
 """Limits and environment of a sandboxed run: :class:`SandboxSettings`, :func:`sandbox_env`."""
 
-# ruff: noqa: PTH100, PTH101, PTH109, PTH112, PTH116, PTH118, PTH120, PTH123, PTH208
+# ruff: noqa: PTH100, PTH120
 # (os.path/open on purpose: this low-level code runs at every sandbox start, where
 #  importing pathlib costs time, and it works with raw file descriptors and mounts.)
 

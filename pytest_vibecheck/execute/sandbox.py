@@ -29,7 +29,7 @@ environment), :mod:`~pytest_vibecheck.execute.isolation` (capabilities, folders,
 :mod:`~pytest_vibecheck.execute.channel` (the result channel); this module runs one job.
 """
 
-# ruff: noqa: PTH100, PTH101, PTH109, PTH112, PTH116, PTH118, PTH120, PTH123, PTH208
+# ruff: noqa: PTH101, PTH109, PTH118, PTH120
 # (os.path/open on purpose: this low-level code runs at every sandbox start, where
 #  importing pathlib costs time, and it works with raw file descriptors and mounts.)
 
@@ -53,9 +53,9 @@ from typing import Any, Literal
 from pytest_vibecheck.execute.channel import ChannelRead, read_channel
 from pytest_vibecheck.execute.forkserver import (
     _RUN_SCRIPT,
+    _forget_fork_server,
     _fork_server,
     _ForkServer,
-    _forget_fork_server,
     shutdown_fork_servers,
 )
 from pytest_vibecheck.execute.isolation import (

@@ -25,7 +25,6 @@ metrics and counted separately.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,7 +264,6 @@ def run_tests(
         "time_limit_s": limit,
         "float_tol": settings.float_tol,
     }
-    started = time.monotonic()
     sres = run_in_sandbox(script=_HARNESS, payload=payload, settings=sb)
     verdict = decide(
         sres, kind, expected, len(problem.test.cases), known, settings.sandbox.python

@@ -150,7 +150,7 @@ def decide(
         error = job.get("harness_error")
         if isinstance(error, str):
             if job.get("candidate_ran") is False and not reader.tamper:
-                return Verdict("error", message=f"harness: {error}")
+                return Verdict("error", message=error)
             reader.tamper.append(f"the harness failed after the candidate ran ({error[:200]})")
     tt = job.get("test_time_s") if job is not None else None
     test_time = float(tt) if isinstance(tt, (int, float)) and not isinstance(tt, bool) else None

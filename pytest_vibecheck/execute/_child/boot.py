@@ -29,7 +29,7 @@ Exit status 121 means the bootstrap itself failed (reported as a sandbox error, 
 model failure).
 """
 
-# ruff: noqa: PTH103, PTH112, PTH114, PTH123
+# ruff: noqa: PTH100, PTH103, PTH108, PTH112, PTH114, PTH118, PTH120, PTH123, PTH208, SIM105
 # (os.path/open on purpose: this low-level code runs at every sandbox start, where
 #  importing pathlib costs time, and it works with raw file descriptors and mounts.)
 

@@ -22,6 +22,7 @@ functions is refused by the audit hook), so rebinding names in this module chang
 from __future__ import annotations
 
 import builtins
+import contextlib
 import sys
 import types
 from typing import Any
@@ -115,7 +116,7 @@ def wrap_entry(
 ) -> None:
     """Replace ``namespace[name]`` (the candidate's entry point) by a function that calls it
     and :func:`scan` s what it returns."""
-    fn = namespace.get(name)
+    fn: Any = namespace.get(name)
     if not _callable(fn) or isinstance(fn, type):
         return
 
@@ -125,10 +126,8 @@ def wrap_entry(
         return result
 
     for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-        try:
+        with contextlib.suppress(Exception):
             setattr(entry, attr, getattr(fn, attr))
-        except Exception:
-            pass
     entry.__wrapped__ = fn  # type: ignore[attr-defined]
     namespace[name] = entry
 
@@ -142,7 +141,7 @@ def format_tb(
     """``(file, line, function, source line)`` of each frame of ``tb`` (at most 60)."""
     import linecache
 
-    getline = _getline or linecache.getline
+    getline: Any = _getline or linecache.getline
     out: list[tuple[str, int, str, str]] = []
     while _type(tb) is _tbtype and len(out) < 60:
         frame = tb.tb_frame

@@ -43,7 +43,7 @@ Test kinds (``payload["kind"]``):
   own stdin and stdout, output compared line by line (this process never runs the candidate).
 """
 
-# ruff: noqa: PTH100, PTH118, PTH120, PTH123, S102
+# ruff: noqa: PTH100, PTH118, PTH120, PTH123
 # (os.path, not pathlib: the harness keeps its imports to the minimum it needs.)
 
 from __future__ import annotations
@@ -116,8 +116,12 @@ _exit, _fork, _kill = os._exit, os.fork, os.kill
 _select = select.select
 _monotonic, _perf = time.monotonic, time.perf_counter
 _start_thread, _get_ident = _thread.start_new_thread, _thread.get_ident
-_partial, _deque, _call, _wref = functools.partial, collections.deque, operator.call, weakref.ref
-_encode_str = json.encoder.c_encode_basestring_ascii or json.encoder.py_encode_basestring_ascii
+_partial, _deque, _wref = functools.partial, collections.deque, weakref.ref
+_call: Any = operator.call  # type: ignore[attr-defined]
+_encode_str: Any = (
+    getattr(json.encoder, "c_encode_basestring_ascii", None)
+    or json.encoder.py_encode_basestring_ascii
+)
 _real_getframe = sys._getframe
 _sys_dict = sys.__dict__
 _modules = sys.modules
@@ -140,7 +144,7 @@ _PROTECTED_FILES = {
 }
 for _m in ("runpy",):
     with contextlib.suppress(Exception):
-        _PROTECTED_FILES.add(os.path.realpath(__import__(_m).__file__))
+        _PROTECTED_FILES.add(os.path.realpath(str(__import__(_m).__file__)))
 
 #: Audit events refused outright (each is recorded as tampering).
 _DENY = frozenset(
@@ -176,6 +180,7 @@ _WATCH = _DENY | frozenset(
         "vibecheck.tamper",
     }
 )
+_CHILD_HIDDEN = frozenset(_PROTECTED_FILES)
 _FRAME_ATTRS = frozenset({"gi_frame", "cr_frame", "ag_frame"})
 _PROC_DENY = frozenset({"mem", "pagemap", "map_files", "fd", "fdinfo", "environ", "root", "cwd"})
 _CTYPES_ADDRS = frozenset(
@@ -212,6 +217,7 @@ class _State:
         self.done_count = 0
         self.candidate_ran = False
         self.out_write: Any = None
+        self.limit = 0.0
 
     def flag(self, reason: str) -> None:
         if len(self.tamper) < 20 and reason not in self.tamper:
@@ -255,7 +261,7 @@ def _ctypes_call_denied(args: Any) -> bool:
         return True
     for p in params:
         value = p
-        if isinstance(p, ctypes._SimpleCData):  # type: ignore[attr-defined]
+        if isinstance(p, ctypes._SimpleCData):
             value = p.value
         if type(value) is int and value >= _ADDRESS_MIN:
             return True
@@ -270,7 +276,7 @@ def _make_hook(st: _State, formatter: types.CodeType) -> Any:
     denied = _Denied
     ours = st.unraisable
 
-    def check(event: str, args: tuple[Any, ...]) -> str | None:  # noqa: PLR0911, PLR0912
+    def check(event: str, args: tuple[Any, ...]) -> str | None:
         if event in _DENY:
             return f"called {event}"
         if event == "sys._getframe":
@@ -293,11 +299,12 @@ def _make_hook(st: _State, formatter: types.CodeType) -> Any:
             target, name = args[0], args[1]
             if id(target) in st.protected_ids:
                 return f"changed {getattr(target, '__qualname__', '?')}.{name}"
-            if type(target) is _FunctionType and name in (
-                "__code__", "__defaults__", "__kwdefaults__"
+            if (
+                type(target) is _FunctionType
+                and name in ("__code__", "__defaults__", "__kwdefaults__")
+                and target.__code__.co_filename in _PROTECTED_FILES
             ):
-                if target.__code__.co_filename in _PROTECTED_FILES:
-                    return f"changed {name} of {target.__qualname__}"
+                return f"changed {name} of {target.__qualname__}"
             return None
         if event in ("sys.settrace", "sys.setprofile"):
             return f"called {event}" if args and args[0] is not None else None
@@ -356,7 +363,7 @@ def _install_guard(st: _State) -> None:
             for value in list(vars(_modules[module_name]).values()):
                 if isinstance(value, type):
                     st.protect(value)
-    for cls in (guard.Denied,):
+    for cls in (guard.Denied, json.JSONEncoder, json.JSONDecoder, _Encoder):
         st.protect(cls)
     sys.addaudithook(_make_hook(st, guard.format_tb.__code__))
     sys._getframe = guard.make_safe_getframe(_real_getframe)
@@ -374,11 +381,13 @@ def _kept(value: object) -> bool:
 def _snapshot(names: list[str]) -> list[tuple[str, object, dict[str, Any], dict[str, object]]]:
     """Identity of every function, class and module in ``builtins``, ``unittest.*`` and the
     modules the tests import (with their module attributes, e.g. ``numpy.testing``)."""
-    wanted: dict[str, object] = {}
-    for name, mod in list(_modules.items()):
-        if name in ("builtins", "unittest") or name.startswith("unittest."):
-            wanted[name] = mod
-    for name in names:
+    mod: Any
+    wanted: dict[str, Any] = {
+        name: mod
+        for name, mod in list(_modules.items())
+        if name in ("builtins", "unittest") or name.startswith("unittest.")
+    }
+    for name in (*names, "json", "json.encoder", "json.decoder"):
         mod = _modules.get(name)
         if type(mod) is not _ModuleType or name == "sys":
             continue
@@ -386,14 +395,12 @@ def _snapshot(names: list[str]) -> list[tuple[str, object, dict[str, Any], dict[
         for attr, value in list(vars(mod).items()):
             if type(value) is _ModuleType and not attr.startswith("_") and value is not sys:
                 wanted.setdefault(f"{name}.{attr}", value)
-    out = []
+    out: list[tuple[str, object, dict[str, Any], dict[str, object]]] = []
     for name, mod in wanted.items():
         d = vars(mod)
         private_ok = name == "builtins" or name.startswith("unittest")
         entries = {
-            k: v
-            for k, v in list(d.items())
-            if (private_ok or not k.startswith("_")) and _kept(v)
+            k: v for k, v in list(d.items()) if (private_ok or not k.startswith("_")) and _kept(v)
         }
         out.append((name, mod, d, entries))
     return out
@@ -404,9 +411,10 @@ def _verify(st: _State, when: str) -> None:
     if _sys_dict.get("modules") is not _modules:
         st.flag(f"replaced sys.modules {when}")
     for name, mod, d, entries in st.snapshot:
-        if "." not in name or name.startswith("unittest"):
-            if _dict_get(_modules, name) is not mod:
-                st.flag(f"replaced sys.modules[{name!r}] {when}")
+        if ("." not in name or name.startswith("unittest")) and _dict_get(
+            _modules, name
+        ) is not mod:
+            st.flag(f"replaced sys.modules[{name!r}] {when}")
         for key, value in _dict_items(entries):
             if _dict_get(d, key) is not value:
                 st.flag(f"replaced {name}.{key} {when}")
@@ -431,9 +439,9 @@ def _spawn(st: _State, steps: list[Any], token: bytes) -> Any:
     """Start ``steps`` then ``os.write(token pipe, token)`` on a new thread; returns the
     weak reference whose callback reports the thread's end."""
     steps.append(_partial(_write, st.tok_w, token))
-    chain = _partial(_deque, map(_call, steps), 0)
+    chain: Any = _partial(_deque, map(_call, steps), 0)
     marker = _Marker()
-    chain.marker = marker  # type: ignore[attr-defined]
+    chain.marker = marker
     ref = _wref(marker, _partial(_ended, st.done_w))
     del marker, steps
     _start_thread(chain, ())
@@ -487,10 +495,10 @@ def _step(st: _State, steps: list[Any], deadline: float) -> tuple[str, str, str]
         while st.done_count < target:
             remaining = deadline - _monotonic()
             if remaining <= 0:
-                return "timeout", "", ""
+                return "timeout", f"time limit of {st.limit:g} s exceeded", ""
             _pump(st, min(remaining, 1.0))
         _pump(st, 0)
-    except BaseException as exc:  # noqa: BLE001 - e.g. _thread.interrupt_main()
+    except BaseException as exc:
         st.flag(f"interrupted the harness ({type(exc).__name__})")
         return "fail", "the harness was interrupted", ""
     finally:
@@ -568,7 +576,8 @@ def _run_unittest(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     bcb = kind == "bigcodebench-unittest"
     names = list(payload.get("test_names") or ([] if bcb else ["check"]))
     record: dict[str, Any] = {"kind": kind, "tests": [[n, "notrun", "", ""] for n in names]}
-    deadline = _monotonic() + float(payload["time_limit_s"])
+    st.limit = float(payload["time_limit_s"])
+    deadline = _monotonic() + st.limit
     try:
         code = _compile(payload["code"], "candidate.py")
     except SyntaxError as exc:
@@ -589,7 +598,9 @@ def _run_unittest(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     _started(st)
     outcome, message, missing = _step(st, [_partial(_exec_code, code, ns)], deadline)
     if outcome != "pass":
-        record["import"] = [outcome, "candidate failed to import:\n" + message, missing]
+        if outcome == "fail":
+            message = "candidate failed to import:\n" + message
+        record["import"] = [outcome, message, missing]
         return record
     record["import"] = ["pass", "", ""]
     _verify(st, "while the candidate was imported")
@@ -661,10 +672,7 @@ _decode_value = json.JSONDecoder().decode
 def _make_target(ns: dict[str, Any], entry: str, state: dict[str, Any]) -> None:
     """On the candidate's thread: ``Solution().entry`` (or the module-level function)."""
     solution = ns.get("Solution")
-    if isinstance(solution, type):
-        method = getattr(solution(), entry, None)
-    else:
-        method = ns.get(entry)
+    method = getattr(solution(), entry, None) if isinstance(solution, type) else ns.get(entry)
     if not callable(method):
         raise AttributeError(f"the candidate does not define {entry!r}")
     state["method"] = method
@@ -677,11 +685,11 @@ def _call_case(state: dict[str, Any], args: list[Any], out: dict[str, Any]) -> N
     guard.scan(got)
     text = _encode_value(got)
     out["json"] = text if len(text) <= (1 << 22) else None
-    out["repr"] = text[:300]
+    out["repr"] = repr(got)[:300]
 
 
 def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
-    limit = float(payload["time_limit_s"])
+    limit = st.limit = float(payload["time_limit_s"])
     tol = float(payload.get("float_tol", 1e-6))
     record: dict[str, Any] = {"kind": "functional", "cases": []}
     cases = []
@@ -704,7 +712,9 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     _started(st)
     outcome, message, missing = _step(st, [_partial(_exec_code, code, ns)], _monotonic() + limit)
     if outcome != "pass":
-        record["import"] = [outcome, "candidate failed to import:\n" + message, missing]
+        if outcome == "fail":
+            message = "candidate failed to import:\n" + message
+        record["import"] = [outcome, message, missing]
         return record
     state: dict[str, Any] = {}
     entry = str(payload.get("entry_point") or "")
@@ -726,7 +736,7 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
             ok = type(text) is str
             if ok:
                 try:
-                    got = _decode_value(text)
+                    got = _decode_value(str(text))
                 except (ValueError, RecursionError):
                     ok = False
             if not ok or not values_equal(got, expected, tol):
@@ -870,9 +880,11 @@ def _case_child(code: types.CodeType, fin: int, fout: int, ferr: int) -> None:
         except SystemExit as exc:
             if exc.code not in (None, 0):
                 status = 3
-        except BaseException:
-            traceback.print_exc(limit=4)
+        except BaseException as exc:
             status = 2
+            with contextlib.suppress(BaseException):
+                text = guard.describe(type(exc), exc, exc.__traceback__, _CHILD_HIDDEN)
+                os.write(2, (text + "\n").encode("utf-8", "replace"))
         import threading
 
         for thread in threading.enumerate():
@@ -959,16 +971,17 @@ def _enc(value: object) -> str:
         return "false"
     t = type(value)
     if t is str:
-        return _encode_str(value)
+        return str(_encode_str(value))
     if t is int:
-        return int.__repr__(value)  # type: ignore[arg-type]
+        return int.__repr__(value)
     if t is float:
         return float.__repr__(value) if math.isfinite(value) else "null"  # type: ignore[arg-type]
     if t in (list, tuple):
         return "[" + ",".join([_enc(v) for v in value]) + "]"  # type: ignore[attr-defined]
     if t is dict:
-        return "{" + ",".join([_encode_str(str(k)) + ":" + _enc(v) for k, v in _dict_items(value)]) + "}"  # type: ignore[arg-type]
-    return _encode_str("<not encodable>")
+        items: Any = _dict_items(value)  # type: ignore[arg-type]
+        return "{" + ",".join([_encode_str(str(k)) + ":" + _enc(v) for k, v in items]) + "}"
+    return str(_encode_str("<not encodable>"))
 
 
 RUNNERS = {
@@ -986,7 +999,7 @@ def main(payload: dict[str, Any], out: Any) -> None:
     write = st.out_write = out.write
     try:
         record = RUNNERS[payload["kind"]](payload, st)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         record = {"kind": str(payload.get("kind")), "harness_error": f"harness crashed: {text}"}
     record["tamper"] = list(st.tamper)
