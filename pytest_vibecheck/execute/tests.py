@@ -259,6 +259,7 @@ def run_tests(
         "test_class": expected.class_name,
         "test_names": list(expected.names),
         "preimport": list(expected.imports),
+        "allow_ctypes": _needs_ctypes(problem, expected.imports),
         "cases": [[c.input, c.output] for c in problem.test.cases],
         "entry_point": problem.test.entry_point or problem.entry_point,
         "time_limit_s": limit,
@@ -272,6 +273,20 @@ def run_tests(
     if cache is not None and result.is_verdict and not result.writes_outside:
         cache.put(key, result.to_dict())
     return result
+
+
+#: Third-party libraries known to work without ``ctypes`` (numpy imports it only if present).
+CTYPES_FREE: frozenset[str] = frozenset({"numpy", "pandas", "matplotlib"})
+
+
+def _needs_ctypes(problem: Problem, test_imports: tuple[str, ...]) -> bool:
+    """Whether the run keeps ``ctypes`` (raw memory access, which the audit hook cannot
+    follow): when the task or its tests use it, or need a third-party library that may (e.g.
+    scikit-learn through threadpoolctl). Otherwise the harness makes it unavailable."""
+    names = set(problem.libs) | {m.split(".")[0] for m in test_imports}
+    if "ctypes" in names:
+        return True
+    return bool(set(envcheck.required_modules(problem)) - CTYPES_FREE)
 
 
 def _to_exec_result(

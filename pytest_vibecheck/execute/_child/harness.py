@@ -88,6 +88,9 @@ LCB_PRELUDE = (
 
 MAX_MESSAGE = 2000
 TOKEN_BYTES = 16
+#: Prefix of the line a forked stdin case writes to its stderr when the audit hook refused
+#: something (the case's own harness state dies with it).
+TAMPER_MARK = b"\0vibecheck-tamper: "
 
 _INT = re.compile(r"[+-]?\d+\Z")
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -177,6 +180,7 @@ _WATCH = _DENY | frozenset(
         "ctypes.call_function",
         "ctypes.dlsym",
         "ctypes.dlsym/handle",
+        "import",
         "vibecheck.tamper",
     }
 )
@@ -194,6 +198,45 @@ _CTYPES_ADDRS = frozenset(
     if a
 )
 _CAST_ADDR = int(getattr(ctypes, "_cast_addr", 0) or 0)
+_IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE (3.10+): type.__setattr__ refuses
+_memmove = ctypes.memmove
+
+
+def _flags_offset() -> int | None:
+    """Offset of ``tp_flags`` in a type object, found by looking for a known value."""
+    probe = type("_Probe", (), {})
+    want = probe.__flags__
+    for off in range(0, 512, 8):
+        if ctypes.c_ulong.from_address(id(probe) + off).value == want:
+            return off
+    return None
+
+
+_FLAGS_OFFSET = _flags_offset()
+
+
+def _freeze(cls: type) -> bool:
+    """Make ``cls`` immutable (as built-in types are): setting or deleting one of its
+    attributes raises ``TypeError`` from then on, in every thread. True when done."""
+    if _FLAGS_OFFSET is None or type(cls) is not type:
+        return False
+    if not cls.__flags__ & _IMMUTABLE:
+        value = ctypes.c_ulong(cls.__flags__ | _IMMUTABLE)
+        _memmove(id(cls) + _FLAGS_OFFSET, ctypes.addressof(value), ctypes.sizeof(value))
+    return bool(cls.__flags__ & _IMMUTABLE)
+
+
+#: Modules whose classes are frozen before the candidate runs.
+_FROZEN_MODULES = (
+    "unittest.case",
+    "unittest.loader",
+    "unittest.suite",
+    "unittest.result",
+    "unittest.runner",
+    "unittest.util",
+    "json.encoder",
+    "json.decoder",
+)
 _ADDRESS_MIN = 1 << 32
 
 
@@ -218,6 +261,8 @@ class _State:
         self.candidate_ran = False
         self.out_write: Any = None
         self.limit = 0.0
+        self.pid = os.getpid()
+        self.block_ctypes = False
 
     def flag(self, reason: str) -> None:
         if len(self.tamper) < 20 and reason not in self.tamper:
@@ -271,6 +316,7 @@ def _ctypes_call_denied(args: Any) -> bool:
 def _make_hook(st: _State, formatter: types.CodeType) -> Any:
     """The audit hook of the run (closure over ``st``; referenced by nothing Python can see)."""
     busy: set[int] = set()
+    getpid = os.getpid
     getframe = _real_getframe
     get_ident = _get_ident
     denied = _Denied
@@ -307,7 +353,14 @@ def _make_hook(st: _State, formatter: types.CodeType) -> Any:
                 return f"changed {name} of {target.__qualname__}"
             return None
         if event in ("sys.settrace", "sys.setprofile"):
-            return f"called {event}" if args and args[0] is not None else None
+            return f"called {event}"
+        if event == "import":
+            name = args[0] if args else ""
+            if st.block_ctypes and isinstance(name, str) and (
+                name in ("ctypes", "_ctypes") or name.startswith("ctypes.")
+            ):
+                return "+" + name
+            return None
         if event == "sys.unraisablehook":
             return None if args[0] is ours else "replaced sys.unraisablehook"
         if event == "open":
@@ -342,13 +395,36 @@ def _make_hook(st: _State, formatter: types.CodeType) -> Any:
             return
         if reason.startswith("-"):
             raise denied(f"vibecheck sandbox: {reason[1:]} is not allowed")
+        if reason.startswith("+"):  # a module this run does without (ctypes)
+            raise ModuleNotFoundError(
+                f"No module named {reason[1:]!r} (not available in this sandbox)", name=reason[1:]
+            )
         st.flag(reason)
+        if getpid() != st.pid:  # a forked LiveCodeBench case: tell the harness on stderr
+            with contextlib.suppress(OSError):
+                _write(2, b"\n" + TAMPER_MARK + reason.encode("utf-8", "replace") + b"\n")
         raise denied(f"vibecheck sandbox: {reason} is not allowed (recorded as tampering)")
 
     return hook
 
 
-def _install_guard(st: _State) -> None:
+def _block_ctypes(st: _State) -> None:
+    """Make ``ctypes`` unavailable to this run (the evaluator decided the task does not need
+    it): raw memory access is the one thing an audit hook cannot follow. Removed from
+    ``sys.modules`` and from the modules that hold it; importing it again is refused."""
+    names = [n for n in _modules if n in ("ctypes", "_ctypes") or n.startswith("ctypes.")]
+    gone = [_modules.pop(n) for n in names]
+    for module in list(_modules.values()):
+        d = getattr(module, "__dict__", None)
+        if type(d) is not dict:
+            continue
+        for key, value in list(d.items()):
+            if any(value is g for g in gone):
+                d[key] = None
+    st.block_ctypes = True
+
+
+def _install_guard(st: _State, allow_ctypes: bool = True) -> None:
     """Pipes, the audit hook, ``sys.unraisablehook`` and ``sys._getframe`` of this run."""
     st.tok_r, st.tok_w = _pipe()
     st.done_r, st.done_w = _pipe()
@@ -365,6 +441,15 @@ def _install_guard(st: _State) -> None:
                     st.protect(value)
     for cls in (guard.Denied, json.JSONEncoder, json.JSONDecoder, _Encoder):
         st.protect(cls)
+    for module_name in _FROZEN_MODULES:
+        module = _modules.get(module_name)
+        for value in list(vars(module).values()) if module is not None else ():
+            if type(value) is type and getattr(value, "__module__", "") == module_name:
+                _freeze(value)
+    for cls in (_Encoder, guard.Denied):
+        _freeze(cls)
+    if not allow_ctypes:
+        _block_ctypes(st)
     sys.addaudithook(_make_hook(st, guard.format_tb.__code__))
     sys._getframe = guard.make_safe_getframe(_real_getframe)
 
@@ -565,6 +650,8 @@ def _class_tests(st: _State, cls: Any, names: list[str]) -> str | None:
     for klass in mro:
         if klass is not object:
             st.protect(klass)
+            if klass.__module__ == "__test__":
+                _freeze(klass)
     for name in names:
         if not any(name in vars(k) for k in mro if type(k) is type):
             return f"test {name} is missing from the test class"
@@ -593,7 +680,7 @@ def _run_unittest(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     else:
         module = _new_module("__candidate__", "candidate.py")
     ns = module.__dict__
-    _install_guard(st)
+    _install_guard(st, bool(payload.get("allow_ctypes", True)))
     st.snapshot = _snapshot(list(payload.get("preimport") or ()))
     _started(st)
     outcome, message, missing = _step(st, [_partial(_exec_code, code, ns)], deadline)
@@ -708,7 +795,8 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
         return record
     module = _new_module("__candidate__", "candidate.py")
     ns = module.__dict__
-    _install_guard(st)
+    _install_guard(st, bool(payload.get("allow_ctypes", True)))
+    st.snapshot = _snapshot([])
     _started(st)
     outcome, message, missing = _step(st, [_partial(_exec_code, code, ns)], _monotonic() + limit)
     if outcome != "pass":
@@ -725,6 +813,7 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
         record["import"] = [outcome, message, missing]
         return record
     record["import"] = ["pass", "", ""]
+    _verify(st, "while the candidate was imported")
     for n, (args, expected, expected_text) in enumerate(cases):
         out: dict[str, Any] = {}
         outcome, message, missing = _step(
@@ -748,6 +837,7 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
         else:
             message = f"case {n}: time limit of {limit:g} s exceeded"
         record["cases"].append([outcome, message, missing])
+        _verify(st, f"during case {n}")
         if outcome != "pass":
             break
     return record
@@ -828,7 +918,9 @@ def compare_stdout(got: str, expected: str, tol: float) -> str | None:
 
 
 # --------------------------------------------------------------------------- LiveCodeBench
-def _run_stdin_case(code: types.CodeType, data: str, limit: float, max_out: int) -> tuple[str, str]:
+def _run_stdin_case(
+    code: types.CodeType, data: str, limit: float, max_out: int, st: _State
+) -> tuple[str, str]:
     """Run one case in a forked child; returns ``(outcome, stdout)``.
 
     ``outcome`` is ``ok``, ``timeout``, ``output too long`` or ``runtime error: ...``.
@@ -854,7 +946,11 @@ def _run_stdin_case(code: types.CodeType, data: str, limit: float, max_out: int)
         fout.seek(0)
         raw = fout.read(max_out + 1)
         ferr.seek(0)
-        err = ferr.read(4000).decode("utf-8", "replace")
+        raw_err = ferr.read(1 << 20)
+        for line in raw_err.split(b"\n"):
+            if line.startswith(TAMPER_MARK):
+                st.flag(line[len(TAMPER_MARK) :].decode("utf-8", "replace"))
+        err = raw_err[-4000:].decode("utf-8", "replace")
     status = os.waitstatus_to_exitcode(waited)
     if status == 2 or status < 0:
         why = err.strip().splitlines()[-1] if err.strip() else f"exit status {status}"
@@ -935,12 +1031,13 @@ def _run_stdin(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     record["import"] = ["pass", "", ""]
     limit = float(payload["time_limit_s"])
     tol = float(payload.get("float_tol", 1e-6))
-    _install_guard(st)  # inherited by every forked case (this process never runs the code)
+    # inherited by every forked case (this process never runs the code)
+    _install_guard(st, bool(payload.get("allow_ctypes", True)))
     _started(st)
     for n, (inp, expected) in enumerate(payload["cases"]):
         name = f"case {n}"
         max_out = max(1 << 20, 4 * len(expected))
-        outcome, got = _run_stdin_case(code, inp, limit, max_out)
+        outcome, got = _run_stdin_case(code, inp, limit, max_out, st)
         if outcome == "timeout":
             record["cases"].append(["timeout", f"{name}: time limit of {limit:g} s exceeded", ""])
             break
