@@ -153,7 +153,7 @@ def _in_body(kind: str, body: str) -> str:
     return body + "\n" + WRONG["stdin"]
 
 
-def _cases() -> list[Case]:  # noqa: PLR0915 - one table
+def _cases() -> list[Case]:
     out: list[Case] = []
 
     def add(family: str, name: str, code_by_kind: dict[str, str], expected: dict[str, str]) -> None:
@@ -455,6 +455,22 @@ def _cases() -> list[Case]:  # noqa: PLR0915 - one table
         "        _fh.write(_blob)\n"
     )
     add("host", "fill-work-folder", {k: fill + WRONG[k] for k in KINDS}, failed)
+    add(
+        "host",
+        "fill-tmp",
+        {k: fill.replace("'big.bin'", "'/tmp/big.bin'") + WRONG[k] for k in KINDS},
+        failed,
+    )
+    home = (
+        "import os
+"
+        "_SEEN = [n for d in ('/root', '/home') if os.path.isdir(d) for n in os.listdir(d)]
+"
+        "if _SEEN:
+    raise SystemExit('the host home folders are visible: ' + str(_SEEN[:3]))
+"
+    )
+    add("host", "home-folders-are-empty", {k: home + WRONG[k] for k in KINDS}, failed)
     return out
 
 
@@ -490,8 +506,10 @@ CTYPES_CASES: list[Case] = [
 ]
 
 
-def reachability_code(kind: str, path: str) -> str:
-    """A solution that is *right* only when ``path`` (a host file or socket) is reachable."""
+def reachability_code(kind: str, path: str = "", probe: str = "") -> str:
+    """A solution that is *right* only when ``path`` (a host file or socket) is reachable, or
+    when the Python expression ``probe`` is true."""
+    test = f"_reach({path!r})" if not probe else f"bool({probe})"
     probe = (
         "import os, socket\n"
         "def _reach(p):\n"
@@ -503,7 +521,7 @@ def reachability_code(kind: str, path: str) -> str:
         "        return True\n"
         "    except OSError:\n"
         "        return False\n"
-        f"_OK = _reach({path!r})\n"
+        f"_OK = {test}\n"
     )
     right = {
         "bigcodebench-unittest": "def task_func(x):\n    return x * x if _OK else x\n",

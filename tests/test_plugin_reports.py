@@ -176,11 +176,11 @@ def test_the_xsd_rejects_properties_inside_a_testcase(tmp_path: Path) -> None:
 def test_terminal_table(report: dict[str, Any]) -> None:
     lines = render_summary(report)
     assert lines[0].split() == ["suite", "model", "protocol", "k", "n", "pass@1", "FR_k", "instr-IF",
-                                "task-IF", "errors", "no-code", "timeouts", "cache-hit"]
+                                "task-IF", "errors", "no-code", "timeouts", "tampered", "cache-hit"]
     assert lines[1].split() == ["s", "scripted:m", "baseline", "0", "2", "50.0%", "-", "100.0%", "100.0%",
-                                "0", "0", "0", "100.0%"]
+                                "0", "0", "0", "0", "100.0%"]
     assert lines[2].split() == ["s", "scripted:m", "single", "2", "1/3", "100.0%", "-100.0%", "50.0%",
-                                "0.0%", "1", "0", "0", "100.0%"]
+                                "0.0%", "1", "0", "0", "0", "100.0%"]
     assert "generations: 4 requested, 4 from the cache (100.0% of 4 looked up); tokens spent: 0 input, 0 output" in lines
     assert "infrastructure errors (not in the metrics): 1 (rate_limit 1)" in lines
     verbose = render_summary(report, verbosity=1)

@@ -182,7 +182,7 @@ def test_results_page_from_report(recorded: Path, tmp_path: Path) -> None:
     assert "> **Partial results.** 3 tasks only" in text
     # the headline table: baseline passes all 3 tasks (the scripted model answers with the
     # canonical solution) and single-turn k = 1 meets 1 of 3 instructions
-    assert "| baseline | 0 | 3 | 0 | 0 | 0 | 100.0% [43.9, 100.0] | - |" in text
+    assert "| baseline | 0 | 3 | 0 | 0 | 0 | 0 | 100.0% [43.9, 100.0] | - |" in text
     assert "| **scripted:bot (this run)** | 100.0% | 33.3% | - | - | - |" in text
     assert "- Replies with no code: **0** of 18." in text
     assert "`fenced-first` 18 (100.0%)" in text

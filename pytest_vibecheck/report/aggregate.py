@@ -47,6 +47,7 @@ class Result:
     source_k: int = 0  # k of the item that produced a derived result
     tests_passed: bool = False
     timeout: bool = False
+    tampered: bool = False
     no_code: bool = False
     passed: bool = False
     error_kind: str | None = None
@@ -102,6 +103,7 @@ def _turn_result(
         source_k=int(item.get("k", 0)),
         tests_passed=tests_passed,
         timeout=status == "timeout",
+        tampered=status == "tampered",
         no_code=bool((turn.get("extraction") or {}).get("no_code")),
         passed=tests_passed and all(ok for _, _, ok in verdicts),
         verdicts=verdicts,
@@ -258,6 +260,7 @@ def _group(key: GroupKey, rs: Sequence[Result], s0: float | None) -> dict[str, A
         "error_kinds": dict(sorted(error_kinds.items())),
         "no_code": sum(r.no_code for r in ev),
         "timeouts": sum(r.timeout for r in ev),
+        "tampered": sum(r.tampered for r in ev),
         "passed": sum(r.passed for r in ev),
         "tests_passed": sum(r.tests_passed for r in ev),
         "pass_at_1": p1,

@@ -100,6 +100,7 @@ def _group_props(
         ("skipped", str(g.get("skipped", 0))),
         ("no code", str(g.get("no_code", 0))),
         ("timeouts", str(g.get("timeouts", 0))),
+        ("tampered", str(g.get("tampered", 0))),
     ]
     cache = g.get("cache") or {}
     if cache.get("hit_rate") is not None:

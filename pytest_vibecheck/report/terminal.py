@@ -25,6 +25,7 @@ HEADERS: tuple[str, ...] = (
     "errors",
     "no-code",
     "timeouts",
+    "tampered",
     "cache-hit",
 )
 
@@ -72,6 +73,7 @@ def _row(g: Mapping[str, Any]) -> list[str]:
         str(g["errors"]),
         str(g["no_code"]),
         str(g["timeouts"]),
+        str(g.get("tampered", 0)),
         pct(g["cache"]["hit_rate"]),
     ]
 

@@ -263,6 +263,7 @@ class _State:
         self.limit = 0.0
         self.pid = os.getpid()
         self.block_ctypes = False
+        self.in_sys: set[str] = set()
 
     def flag(self, reason: str) -> None:
         if len(self.tamper) < 20 and reason not in self.tamper:
@@ -496,9 +497,7 @@ def _verify(st: _State, when: str) -> None:
     if _sys_dict.get("modules") is not _modules:
         st.flag(f"replaced sys.modules {when}")
     for name, mod, d, entries in st.snapshot:
-        if ("." not in name or name.startswith("unittest")) and _dict_get(
-            _modules, name
-        ) is not mod:
+        if name in st.in_sys and _dict_get(_modules, name) is not mod:
             st.flag(f"replaced sys.modules[{name!r}] {when}")
         for key, value in _dict_items(entries):
             if _dict_get(d, key) is not value:
@@ -682,6 +681,7 @@ def _run_unittest(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     ns = module.__dict__
     _install_guard(st, bool(payload.get("allow_ctypes", True)))
     st.snapshot = _snapshot(list(payload.get("preimport") or ()))
+    st.in_sys = {name for name, mod, _, _ in st.snapshot if _modules.get(name) is mod}
     _started(st)
     outcome, message, missing = _step(st, [_partial(_exec_code, code, ns)], deadline)
     if outcome != "pass":
@@ -797,6 +797,7 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     ns = module.__dict__
     _install_guard(st, bool(payload.get("allow_ctypes", True)))
     st.snapshot = _snapshot([])
+    st.in_sys = {name for name, mod, _, _ in st.snapshot if _modules.get(name) is mod}
     _started(st)
     outcome, message, missing = _step(st, [_partial(_exec_code, code, ns)], _monotonic() + limit)
     if outcome != "pass":

@@ -168,6 +168,7 @@ def overview_table(res: Sequence[Result], st: AnalysisSettings) -> Table:
             Column("errors", "errors", "int"),
             Column("skipped", "skipped", "int"),
             Column("no_code", "no code", "int"),
+            Column("tampered", "tampered", "int"),
             Column("pass_at_1", "pass@1", "pct_ci"),
             Column("fr", "FR_k", "pct_ci"),
             Column("instruction_if", "instruction IF", "pct_ci"),
@@ -177,7 +178,8 @@ def overview_table(res: Sequence[Result], st: AnalysisSettings) -> Table:
             "pass@1 and task-level IF: Wilson interval (bootstrap over problems when problems "
             "have several samples); instruction-level IF and FR_k: bootstrap over problems. "
             "FR_k = (S0 - S_k) / S0, negative = improvement. Errors and skips are "
-            "infrastructure outcomes, left out of every rate."
+            "infrastructure outcomes, left out of every rate; tampered = replies whose code went for "
+            "its grader (counted as failures)."
         ),
     )
     groups = results_by(res, "suite", "model", "protocol", "k")
@@ -189,7 +191,7 @@ def overview_table(res: Sequence[Result], st: AnalysisSettings) -> Table:
         t.rows.append([
             suite, model, protocol, k, len(ev),
             sum(r.status == "error" for r in rs), sum(r.status == "skipped" for r in rs),
-            sum(r.no_code for r in ev), _pass_at_1(ev, st), fr,
+            sum(r.no_code for r in ev), sum(r.tampered for r in ev), _pass_at_1(ev, st), fr,
             _instruction_if(ev, st), _task_if(ev, st),
         ])  # fmt: skip
     return t

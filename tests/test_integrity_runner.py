@@ -1,0 +1,209 @@
+"""Verdict integrity: hostile candidates through the runner (docs/sandbox.md, "Verdict integrity").
+
+Every case of ``integrity_cases`` is a wrong solution plus code that goes for the grader; each
+must get its exact status, never ``passed`` and never ``error``/``skipped``. The cases run in
+one batch through :func:`~pytest_vibecheck.execute.pool.run_many` (as the plugin runs them):
+a representative set on every run (one case per family and test kind), all of them with the
+fork server on and off under ``-m slow``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from exec_helpers import bcb_problem
+from integrity_cases import CASES, CTYPES_CASES, KINDS, Case, problem_for, reachability_code
+
+from pytest_vibecheck.execute import sandbox
+from pytest_vibecheck.execute.cache import ExecCache
+from pytest_vibecheck.execute.channel import MAX_DEPTH, read_channel, seal
+from pytest_vibecheck.execute.expected import expected_tests
+from pytest_vibecheck.execute.pool import run_many
+from pytest_vibecheck.execute.sandbox import SandboxSettings
+from pytest_vibecheck.execute.tests import ExecResult, ExecSettings, run_tests
+
+CAPS = sandbox.capabilities()
+needs_ns = pytest.mark.skipif(
+    CAPS.mode == "process" or not sys.platform.startswith("linux"),
+    reason="needs Linux namespaces",
+)
+
+
+def _settings(fork_server: bool) -> ExecSettings:
+    return ExecSettings(
+        sandbox=SandboxSettings(fork_server=fork_server), time_limit_s=5, startup_s=10
+    )
+
+
+def _run(cases: Sequence[Case], fork_server: bool, libs: tuple[str, ...] = ()) -> list[str]:
+    """``id: status`` of each case whose status is not the expected one (empty when all are)."""
+    items = [(c.code, problem_for(c.kind, libs)) for c in cases]
+    results = run_many(items, _settings(fork_server), None, workers=2)
+    wrong = []
+    for case, res in zip(cases, results, strict=True):
+        assert res.status != "passed", f"{case.id} passed: {res.message}"
+        assert res.status not in ("error", "skipped"), f"{case.id}: {res.status} {res.message}"
+        if res.status != case.expected:
+            wrong.append(f"{case.id}: {res.status} (expected {case.expected}) {res.message[:300]}")
+        if case.expected == "tampered":
+            assert res.tamper and res.message.startswith("tampered with its tests: ")
+    return wrong
+
+
+def _representative() -> list[Case]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for case in CASES:
+        if (case.family, case.kind) not in seen and case.name not in ("tens-of-mib",):
+            seen.add((case.family, case.kind))
+            out.append(case)
+    return out
+
+
+def test_the_table_covers_every_family_and_kind() -> None:
+    families = {c.family for c in CASES}
+    assert families == {
+        "channel", "framework", "introspection", "serializer", "fork", "error", "evaluator", "host",
+    }
+    for family in families:
+        for kind in KINDS:
+            n = sum(c.family == family and c.kind == kind for c in CASES)
+            assert n >= 1, (family, kind)
+        assert sum(c.family == family for c in CASES) >= 8, family
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@needs_ns
+def test_hostile_candidates_get_their_exact_status() -> None:
+    assert _run(_representative(), fork_server=True) == []
+
+
+@needs_ns
+@pytest.mark.slow  # ~160 sandboxed runs per mode, about 30-80 s on 2 cores
+@pytest.mark.parametrize("fork_server", [True, False], ids=["fork-server", "subprocess"])
+def test_every_hostile_candidate_gets_its_exact_status(fork_server: bool) -> None:
+    assert _run(CASES, fork_server) == []
+
+
+@needs_ns
+def test_raw_memory_reads_are_refused_where_ctypes_stays() -> None:
+    assert _run(CTYPES_CASES, fork_server=True, libs=("ctypes",)) == []
+
+
+@needs_ns
+def test_without_the_fork_server_too() -> None:
+    picked = [c for c in _representative() if c.kind in ("bigcodebench-unittest", "stdin")]
+    assert _run(picked[:10], fork_server=False) == []
+
+
+@needs_ns
+def test_host_folders_and_sockets_are_out_of_reach(tmp_path: Path) -> None:
+    """A solution that would be right if it could see the project, a home folder or a socket
+    bound in the project folder on the host is wrong in the sandbox."""
+    project = Path.cwd()
+    sock_path = project / f".vibecheck-integrity-{os.getpid()}.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_path))
+    server.listen(1)
+    try:
+        probes = [str(project / "pyproject.toml") if (project / "pyproject.toml").exists()
+                  else str(project), str(sock_path)]
+        items = [(reachability_code(kind, p), problem_for(kind)) for kind in KINDS for p in probes]
+        results = run_many(items, _settings(True), None, workers=2)
+    finally:
+        server.close()
+        sock_path.unlink()
+    assert [r.status for r in results] == ["failed"] * len(items), [r.message for r in results]
+    # the same solution passes when the path exists inside the sandbox
+    ok = run_tests(reachability_code("bigcodebench-unittest", "/usr"), bcb_problem(), _settings(True))
+    assert ok.status == "passed"
+
+
+# --------------------------------------------------------------------------- the channel
+
+
+KEY = b"k" * 32
+
+
+def _line(obj: object, key: bytes = KEY) -> bytes:
+    raw = json.dumps(obj).encode()
+    return seal(raw, key) + b" " + raw + b"\n"
+
+
+def test_channel_keeps_sealed_lines_only() -> None:
+    data = _line({"boot": {"uid": 1}}) + b"0" * 32 + b' {"kind": "x"}\n' + _line({"kind": "y"})
+    got = read_channel(data, len(data), KEY, 1 << 20)
+    assert got.boot == {"uid": 1}
+    assert got.job == {"kind": "y"}
+    assert got.problems == ("1 line(s) on the result channel that the harness did not write",)
+    forged = _line({"boot": {}}, key=b"x" * 32)
+    assert read_channel(forged, len(forged), KEY, 1 << 20).boot is None
+
+
+def test_channel_reading_is_bounded_and_never_raises() -> None:
+    deep = _line({"boot": {}}) + b"0" * 32 + b" " + b"[" * 500_000 + b"\n"
+    assert read_channel(deep, len(deep), KEY, 1 << 22).problems == (
+        "1 line(s) on the result channel that the harness did not write",
+    )
+    # even sealed (the harness never writes these): depth and integer size are bounded
+    nested: object = 0
+    for _ in range(MAX_DEPTH + 5):
+        nested = [nested]
+    for bad in ({"boot": {}, "x": nested}, {"boot": {"n": 10**200}}):
+        data = _line(bad)
+        got = read_channel(data, len(data), KEY, 1 << 20)
+        assert got.boot is None and len(got.problems) == 1, got
+    huge = b"x" * (40 << 20)
+    got = read_channel(huge[: 1 << 20], len(huge), KEY, 1 << 20)
+    assert got.problems[0] == f"the result channel held {40 << 20} bytes, more than the {1 << 20} read"
+    # a second result is tampering, not a replacement
+    two = _line({"boot": {}}) + _line({"a": 1}) + _line({"a": 2})
+    assert read_channel(two, len(two), KEY, 1 << 20).job == {"a": 1}
+    assert "more than one result on the result channel" in read_channel(
+        two, len(two), KEY, 1 << 20
+    ).problems
+
+
+def test_expected_tests_are_parsed_not_run() -> None:
+    source = (
+        "import unittest, numpy.testing\n"
+        "class Base(unittest.TestCase):\n    def test_b(self): pass\n"
+        "class TestCases(Base):\n    def test_a(self): pass\n    def helper(self): pass\n"
+        "    test_c = Base.test_b\n"
+        "raise SystemExit('never executed')\n"
+    )
+    got = expected_tests("bigcodebench-unittest", source)
+    assert got.names == ("test_a", "test_b", "test_c")
+    assert got.imports == ("unittest", "numpy", "numpy.testing")
+    assert got.error is None
+    assert expected_tests("bigcodebench-unittest", "import unittest\n").error == (
+        "the test source defines no TestCases"
+    )
+    assert expected_tests("humaneval", "def check(c):\n    assert c(1)\n").names == ("check",)
+
+
+def test_a_problem_without_tests_is_an_error_not_a_pass() -> None:
+    prob = bcb_problem("import unittest\nclass TestCases(unittest.TestCase):\n    pass\n")
+    res = run_tests("def task_func(x):\n    return x * x\n", prob, _settings(True))
+    assert res.status == "error"
+    assert res.message == "the problem's tests cannot be used: TestCases has no test methods"
+
+
+@needs_ns
+def test_tampered_is_cached_and_unsound_cache_records_are_misses(tmp_path: Path) -> None:
+    cache = ExecCache(tmp_path / "c.sqlite")
+    case = next(c for c in CASES if c.id == "channel-spray-import-bcb")
+    first = run_tests(case.code, problem_for(case.kind), _settings(True), cache)
+    again = run_tests(case.code, problem_for(case.kind), _settings(True), cache)
+    assert (first.status, again.status, again.cached) == ("tampered", "tampered", True)
+    assert ExecResult.from_cache({"status": "passed", "failed_tests": [1]}) is None
+    assert ExecResult.from_cache({"status": "error"}) is None
+    assert ExecResult.from_cache("passed") is None
+    assert ExecResult.from_cache({"status": "passed", "nonsense": 1}) == ExecResult("passed")
+
