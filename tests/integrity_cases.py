@@ -461,17 +461,39 @@ def _cases() -> list[Case]:
         {k: fill.replace("'big.bin'", "'/tmp/big.bin'") + WRONG[k] for k in KINDS},
         failed,
     )
-    home = (
-        "import os
-"
-        "_SEEN = [n for d in ('/root', '/home') if os.path.isdir(d) for n in os.listdir(d)]
-"
-        "if _SEEN:
-    raise SystemExit('the host home folders are visible: ' + str(_SEEN[:3]))
-"
-    )
-    add("host", "home-folders-are-empty", {k: home + WRONG[k] for k in KINDS}, failed)
+    home = "[n for d in ('/root', '/home') if os.path.isdir(d) for n in os.listdir(d)]"
+    add("host", "home-folders-are-empty", {k: reachability_code(k, probe=home) for k in KINDS},
+        failed)
     return out
+
+
+def reachability_code(kind: str, path: str = "", probe: str = "") -> str:
+    """A solution that is *right* only when ``path`` (a host file or socket) is reachable, or
+    when the Python expression ``probe`` is true."""
+    test = f"_reach({path!r})" if not probe else f"bool({probe})"
+    probe = (
+        "import os, socket\n"
+        "def _reach(p):\n"
+        "    if os.path.exists(p):\n"
+        "        return True\n"
+        "    try:\n"
+        "        s = socket.socket(socket.AF_UNIX)\n"
+        "        s.connect(p)\n"
+        "        return True\n"
+        "    except OSError:\n"
+        "        return False\n"
+        f"_OK = {test}\n"
+    )
+    right = {
+        "bigcodebench-unittest": "def task_func(x):\n    return x * x if _OK else x\n",
+        "humaneval": "def add(a, b):\n    return a + b if _OK else a - b\n",
+        "functional": (
+            "class Solution:\n    def twoSum(self, nums, target):\n"
+            "        return [0, 1] if _OK else [1, 1]\n"
+        ),
+        "stdin": "print(int(input()) * (2 if _OK else 3))\n",
+    }
+    return probe + right[kind]
 
 
 CASES: list[Case] = _cases()
@@ -504,32 +526,3 @@ CTYPES_CASES: list[Case] = [
         "tampered",
     ),
 ]
-
-
-def reachability_code(kind: str, path: str = "", probe: str = "") -> str:
-    """A solution that is *right* only when ``path`` (a host file or socket) is reachable, or
-    when the Python expression ``probe`` is true."""
-    test = f"_reach({path!r})" if not probe else f"bool({probe})"
-    probe = (
-        "import os, socket\n"
-        "def _reach(p):\n"
-        "    if os.path.exists(p):\n"
-        "        return True\n"
-        "    try:\n"
-        "        s = socket.socket(socket.AF_UNIX)\n"
-        "        s.connect(p)\n"
-        "        return True\n"
-        "    except OSError:\n"
-        "        return False\n"
-        f"_OK = {test}\n"
-    )
-    right = {
-        "bigcodebench-unittest": "def task_func(x):\n    return x * x if _OK else x\n",
-        "humaneval": "def add(a, b):\n    return a + b if _OK else a - b\n",
-        "functional": (
-            "class Solution:\n    def twoSum(self, nums, target):\n"
-            "        return [0, 1] if _OK else [1, 1]\n"
-        ),
-        "stdin": "print(int(input()) * (2 if _OK else 3))\n",
-    }
-    return probe + right[kind]
