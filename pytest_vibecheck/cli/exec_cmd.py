@@ -20,7 +20,7 @@ from pytest_vibecheck.execute.sandbox import SandboxSettings
 from pytest_vibecheck.execute.tests import ExecSettings, run_tests
 from pytest_vibecheck.suites.store import load_suite
 
-EXIT_BY_STATUS = {"passed": 0, "failed": 1, "timeout": 1, "error": 3, "skipped": 3}
+EXIT_BY_STATUS = {"passed": 0, "failed": 1, "timeout": 1, "tampered": 1, "error": 3, "skipped": 3}
 
 
 def register(sub: Any) -> None:
