@@ -18,13 +18,22 @@ new top-level folders are removed after each naive block and reported.
 To be fair on a machine whose load changes, the task list is cut into blocks of 50 and
 each block is timed naive then runner, alternately; the sums are compared. Prints tasks/s
 and ratios. Targets: runner >= 1.8x naive on 2 cores; cached >= 50x.
+
+``--baseline DIR``: a checkout of an earlier commit (``git worktree add DIR COMMIT``) whose
+runner is timed on each block too, in a subprocess that imports the package from ``DIR``
+(after its own warm-up, not timed), so one run compares the code of both commits under the
+same load. Prints the median sandboxed time per execution (``duration_s``) of each and
+their ratio (target for the verdict-integrity changes: at most 1.15).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -62,12 +71,42 @@ def naive(problem: Problem, timeout: float) -> bool:
     return plain_run(problem, timeout) == "passed"
 
 
+_BASELINE = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from pytest_vibecheck.execute.pool import run_many
+from pytest_vibecheck.execute.tests import ExecSettings
+from pytest_vibecheck.suites.loaders import load_bigcodebench
+data, ids, limit, workers = sys.argv[2], json.loads(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+problems = {p.task_id: p for p in load_bigcodebench(
+    data + "/BigCodeBench-v0.1.0_hf.jsonl.gz",
+    stdlib_only=data + "/bigcodebench_v0.1.0_stdlib_only_task_ids.json")}
+chosen = [problems[i] for i in ids]
+settings = ExecSettings(time_limit_s=limit)
+run_many([(chosen[0].canonical_solution or "", chosen[0])], settings, workers=1)
+t = time.perf_counter()
+res = run_many([(p.canonical_solution or "", p) for p in chosen], settings, workers=workers)
+print(json.dumps({"s": time.perf_counter() - t, "runs": [[r.status, r.duration_s] for r in res]}))
+"""
+
+
+def baseline_block(folder: Path, block: list[Problem], limit: float, workers: int) -> dict[str, object]:
+    """Run ``block`` with the runner of the checkout in ``folder`` (its own process)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _BASELINE, str(folder), str(DATA),
+         json.dumps([p.task_id for p in block]), str(limit), str(workers)],
+        capture_output=True, text=True, check=True, cwd=folder,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--block", type=int, default=50)
     ap.add_argument("--time-limit", type=float, default=120.0)
+    ap.add_argument("--baseline", type=Path, default=None, help="checkout of an earlier commit")
     args = ap.parse_args()
 
     problems = load_bigcodebench(
@@ -88,6 +127,9 @@ def main() -> int:
         naive_s = runner_s = 0.0
         naive_ok = runner_ok = 0
         statuses: dict[str, int] = {}
+        base_s = 0.0
+        base_runs: list[list[object]] = []
+        new_durations: list[float] = []
         for b in range(0, len(chosen), args.block):
             block = chosen[b : b + args.block]
             t0 = time.perf_counter()
@@ -102,10 +144,18 @@ def main() -> int:
             naive_s += t1 - t0
             runner_s += t2 - t1
             runner_ok += sum(r.status == "passed" for r in results)
+            new_durations += [r.duration_s for r in results]
             for r in results:
                 statuses[r.status] = statuses.get(r.status, 0) + 1
+            extra = ""
+            if args.baseline is not None:
+                old = baseline_block(args.baseline, block, args.time_limit, workers)
+                base_s += float(old["s"])  # type: ignore[arg-type]
+                base_runs += old["runs"]  # type: ignore[operator]
+                extra = f", baseline runner {float(old['s']):.1f} s"  # type: ignore[arg-type]
             print(
-                f"  block {b // args.block + 1}: naive {t1 - t0:.1f} s, runner {t2 - t1:.1f} s",
+                f"  block {b // args.block + 1}: naive {t1 - t0:.1f} s, runner {t2 - t1:.1f} s"
+                + extra,
                 flush=True,
             )
         t3 = time.perf_counter()
@@ -128,6 +178,18 @@ def main() -> int:
         f"({sum(r.cached for r in cached)} cache hits)"
     )
     print(f"ratio runner / naive : {naive_s / runner_s:.2f}x (target >= 1.8x)")
+    if base_runs:
+        old_med = statistics.median(float(d) for _, d in base_runs)  # type: ignore[arg-type]
+        new_med = statistics.median(new_durations)
+        old_ok = sum(st == "passed" for st, _ in base_runs)
+        print(
+            f"baseline     : {base_s:7.1f} s  {n / base_s:7.2f} tasks/s  ({old_ok} passed)"
+        )
+        print(
+            f"median time per execution: {new_med:.3f} s now, {old_med:.3f} s baseline: "
+            f"{new_med / old_med:.3f}x (target <= 1.15x); runner throughput now / baseline "
+            f"{base_s / runner_s:.2f}x"
+        )
     print(
         f"ratio cached / runner: {runner_s / cached_s:.0f}x (target >= 50x); "
         f"cached / naive: {naive_s / cached_s:.0f}x"

@@ -461,7 +461,12 @@ def _cases() -> list[Case]:
         {k: fill.replace("'big.bin'", "'/tmp/big.bin'") + WRONG[k] for k in KINDS},
         failed,
     )
-    home = "[n for d in ('/root', '/home') if os.path.isdir(d) for n in os.listdir(d)]"
+    # entries of the home folders other than the folders the interpreter lives in
+    home = (
+        "[n for d in ('/root', '/home') if os.path.isdir(d) for n in os.listdir(d)"
+        " if not __import__('sys').base_prefix.startswith(os.path.join(d, n))"
+        " and not __import__('sys').prefix.startswith(os.path.join(d, n))]"
+    )
     add("host", "home-folders-are-empty", {k: reachability_code(k, probe=home) for k in KINDS},
         failed)
     return out

@@ -62,14 +62,6 @@ def _methods(classes: dict[str, ast.ClassDef], name: str, seen: set[str]) -> set
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
         and item.name.startswith(TEST_PREFIX)
     }
-    names |= {
-        item.targets[0].id
-        for item in node.body
-        if isinstance(item, ast.Assign)
-        and len(item.targets) == 1
-        and isinstance(item.targets[0], ast.Name)
-        and item.targets[0].id.startswith(TEST_PREFIX)
-    }
     for base in node.bases:
         if isinstance(base, ast.Name):
             names |= _methods(classes, base.id, seen)

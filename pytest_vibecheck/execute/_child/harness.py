@@ -639,7 +639,7 @@ def _preimport(names: list[str]) -> None:
 # --------------------------------------------------------------------------- unittest kinds
 
 
-def _class_tests(st: _State, cls: Any, names: list[str]) -> str | None:
+def _class_tests(st: _State, cls: Any, names: list[str], codes: set[types.CodeType]) -> str | None:
     """Check the test class the test source defined; None when it is sound, else why not."""
     if type(cls) is not type:
         return "the test class is missing or was replaced"
@@ -652,8 +652,17 @@ def _class_tests(st: _State, cls: Any, names: list[str]) -> str | None:
             if klass.__module__ == "__test__":
                 _freeze(klass)
     for name in names:
-        if not any(name in vars(k) for k in mro if type(k) is type):
+        found = [vars(k)[name] for k in mro if type(k) is type and name in vars(k)]
+        if not found:
             return f"test {name} is missing from the test class"
+        fn = found[0]
+        for _ in range(10):  # decorators such as unittest.mock.patch keep __wrapped__
+            inner = getattr(fn, "__wrapped__", None) if type(fn) is _FunctionType else None
+            if inner is None:
+                break
+            fn = inner
+        if type(fn) is not _FunctionType or fn.__code__ not in codes:
+            return f"test {name} is not the one the test source defines"
     return None
 
 
@@ -695,7 +704,6 @@ def _run_unittest(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     if not bcb and not callable(_dict_get(ns, entry)):
         record["import"] = ["fail", f"the candidate does not define {entry!r}", ""]
         return record
-    ns["__builtins__"] = dict(_pristine_builtins)
     outcome, message, missing = _step(st, [_partial(_exec_code, test_code, ns)], deadline)
     if outcome != "pass":
         # the test code runs after the candidate in one module (as upstream): a candidate
@@ -707,7 +715,7 @@ def _run_unittest(payload: dict[str, Any], st: _State) -> dict[str, Any]:
         _step(st, [_partial(_wrap_entry, ns, entry)], deadline)
     if bcb:
         cls = _dict_get(ns, str(payload.get("test_class") or "TestCases"))
-        problem = _class_tests(st, cls, names)
+        problem = _class_tests(st, cls, names, _code_objects(test_code))
         if problem is not None:
             st.flag(problem)
             return record
