@@ -34,6 +34,7 @@ from pytest_vibecheck.ci import shard as shardmod
 from pytest_vibecheck.ci import thresholds as thmod
 from pytest_vibecheck.ci.ruff_config import apply_repo_ruff, load_repo_ruff
 from pytest_vibecheck.errors import Picklable, VibecheckError
+from pytest_vibecheck.plugin.settings import CI_OPTIONS, add_option_specs, resolve_options
 from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.properties import record_of
 from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, GateRecord
@@ -47,50 +48,10 @@ if TYPE_CHECKING:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """The CI options, in the shared ``vibecheck`` group."""
-    g = parser.getgroup("vibecheck", "VeriCode / Vibe Checker evaluation")
-    g.addoption(
-        "--vibe-gate", action="store_true", default=False,
-        help="pull-request gate: check the changed Python files of this git repository against "
-        "the instructions in [tool.vibecheck.gate] (one item per file and instruction); the "
-        "test suite is not collected",
-    )
-    g.addoption(
-        "--vibe-base", metavar="REF", default=None,
-        help="gate: the base ref to diff against (default: the pull request's base "
-        "origin/$GITHUB_BASE_REF, else base in [tool.vibecheck.gate], else origin/main, main, "
-        "origin/master, master)",
-    )
-    g.addoption(
-        "--vibe-gate-all-lines", action="store_true", default=False,
-        help="gate: count violations on every line of a changed file, not only on changed lines",
-    )
-    g.addoption(
-        "--vibe-gate-config", metavar="PATH", default=None,
-        help="gate: TOML file with [tool.vibecheck.gate] (default: pyproject.toml of the rootdir, "
-        "else of the repository root)",
-    )
-    g.addoption(
-        "--vibe-fail-under", metavar="[MODEL:]METRIC=VALUE,...", action="append", default=[],
-        help="fail the run if a metric is below VALUE (fraction in [0,1] or a percentage like "
-        "40%%): pass@1, pass@K, instruction_if, task_if; MODEL: limits it to one model; "
-        "repeatable",
-    )
-    g.addoption(
-        "--vibe-max-fr", metavar="VALUE", default=None,
-        help="fail the run if functional regression FR_k of any single-/multi-turn group is "
-        "above VALUE (fraction, or percentage with %%)",
-    )
-    g.addoption(
-        "--vibe-no-fail-items", action="store_true", default=False,
-        help="failing vibecheck items (model failures, gate violations) do not fail the run; "
-        "only thresholds, errors and ordinary tests do",
-    )
-    g.addoption(
-        "--vibe-shard", metavar="I/N", default=None,
-        help="run only shard I of N (1-based) of the collected items: even, disjoint, "
-        "deterministic; merge the JSON reports with `vibecheck merge`",
-    )
+    """The CI options (:data:`pytest_vibecheck.plugin.settings.CI_OPTIONS`), in the shared
+    ``vibecheck`` group: command line, environment, ``[tool.vibecheck]`` and ini, as every
+    setting."""
+    add_option_specs(parser, CI_OPTIONS)
 
 
 @dataclass
@@ -104,6 +65,8 @@ class CISettings:
     thresholds: list[thmod.Threshold] = field(default_factory=list)
     no_fail_items: bool = False
     shard: tuple[int, int] | None = None
+    #: where each option's value came from (``--vibe-shard``, ``environment variable ...``)
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 CI_SETTINGS_KEY = pytest.StashKey[CISettings]()
@@ -112,31 +75,27 @@ REPORTER_KEY = pytest.StashKey["CIReporter"]()
 
 
 def _resolve(config: pytest.Config) -> CISettings:
-    opt = config.option
+    values, sources = resolve_options(config, CI_OPTIONS)
     s = CISettings(
-        gate=bool(opt.vibe_gate),
-        base=opt.vibe_base,
-        all_lines=bool(opt.vibe_gate_all_lines),
-        no_fail_items=bool(opt.vibe_no_fail_items),
+        gate=bool(values.get("gate", False)),
+        base=values.get("base"),
+        all_lines=bool(values.get("all_lines", False)),
+        no_fail_items=bool(values.get("no_fail_items", False)),
+        thresholds=[*values.get("fail_under", ())],
+        shard=values.get("shard"),
     )
-    try:
-        if opt.vibe_fail_under:
-            s.thresholds += thmod.parse_fail_under(opt.vibe_fail_under)
-        if opt.vibe_max_fr is not None:
-            s.thresholds.append(thmod.parse_max_fr(opt.vibe_max_fr))
-        if opt.vibe_shard:
-            s.shard = shardmod.parse_shard(opt.vibe_shard)
-    except VibecheckError as exc:
-        raise pytest.UsageError(f"vibecheck: {exc}") from None
-    if opt.vibe_gate_config:
-        p = Path(opt.vibe_gate_config)
-        s.gate_config = p if p.is_absolute() else config.invocation_params.dir / p
+    if "max_fr" in values:
+        s.thresholds.append(values["max_fr"])
+    gate_config = values.get("gate_config")
+    if isinstance(gate_config, Path):
+        s.gate_config = gate_config if gate_config.is_absolute() else config.invocation_params.dir / gate_config
     gate_only = (s.base, s.all_lines, s.gate_config)
     if not s.gate and any(v for v in gate_only):
         raise pytest.UsageError(
             "vibecheck: --vibe-base, --vibe-gate-all-lines and --vibe-gate-config only apply "
             "with --vibe-gate"
         )
+    s.sources = sources
     return s
 
 
