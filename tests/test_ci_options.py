@@ -3,6 +3,8 @@ a bad value names its source."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
 
@@ -20,7 +22,7 @@ def test_bad_ci_values_name_their_source(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, setup: dict[str, object], message: str
 ) -> None:
     if "env" in setup:
-        name, value = setup["env"]  # type: ignore[misc]
+        name, value = cast("tuple[str, str]", setup["env"])
         monkeypatch.setenv(name, value)
     toml = "[tool.vibecheck]\n" + str(setup.get("toml", "")) + "\n[tool.pytest.ini_options]\n"
     toml += str(setup.get("ini", "")) + "\n"
