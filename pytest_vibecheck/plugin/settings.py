@@ -649,15 +649,3 @@ def _finish(config: pytest.Config, values: dict[str, Any], sources: dict[str, st
     if not active:
         values.pop("models", None)
     return VibeSettings(active=active, sources=sources, **values)
-
-
-def describe_sources(settings: VibeSettings, names: Sequence[str] | None = None) -> str:
-    """One line per non-default setting: ``name = value (source)``, for ``-v`` headers."""
-    lines = []
-    for spec in OPTIONS:
-        if names is not None and spec.name not in names:
-            continue
-        src = settings.sources.get(spec.name, "default")
-        if src != "default":
-            lines.append(f"{spec.name} = {getattr(settings, spec.name)!r} ({src})")
-    return "\n".join(lines)
