@@ -74,7 +74,7 @@ BackendFactory = Callable[[str, "BackendSettings"], "Backend"]
 Check = Callable[[str], "list[Violation]"]
 #: ``(model, cache_path=..., client=...) -> Selector`` for specs ``kind`` or ``kind:model``.
 SelectorFactory = Callable[..., "Selector"]
-#: ``(path, **options) -> problems`` for ``vibecheck problems import --source-format NAME``.
+#: ``(path, **options) -> problems`` for ``vibecheck augment SOURCE --source-format NAME``.
 SuiteLoader = Callable[..., "list[Problem]"]
 
 T = TypeVar("T")
@@ -213,7 +213,7 @@ class Registry:
     def add_suite_loader(
         self, name: str, loader: SuiteLoader | str, *, origin: str = "a plugin", replace: bool = False
     ) -> None:
-        """A source format for ``vibecheck problems import`` (``loader(path, **options)``)."""
+        """A source format for ``vibecheck augment --source-format`` (``loader(path, **options)``)."""
         self.suite_loaders.add(name, loader, origin, replace=replace)
 
     def add_instruction(self, instruction: Instruction, *, shipped: bool = False) -> None:

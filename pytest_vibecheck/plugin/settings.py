@@ -311,6 +311,8 @@ class OptionSpec:
     validate: Callable[[object, str], Any]
     repeatable: bool = False
     toml_keys: tuple[str, ...] = ()
+    #: an on/off switch: the command line takes no value (``--vibe-gate``)
+    switch: bool = False
 
     @property
     def env(self) -> str:
@@ -395,6 +397,97 @@ OPTIONS: tuple[OptionSpec, ...] = (
                _validate_item_timeout, toml_keys=("item_timeout", "item-timeout")),
 )
 
+def _validate_switch(value: object, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise _fail(where, value, "true or false (1/0, yes/no)")
+
+
+def _validate_ref(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(where, value, "a git ref")
+    return value.strip()
+
+
+def _ci_error(where: str, exc: Exception) -> pytest.UsageError:
+    text = str(exc)
+    return pytest.UsageError(f"vibecheck: {text}" if text.startswith(where) else f"vibecheck: {where}: {text}")
+
+
+def _validate_fail_under(value: object, where: str) -> tuple[Any, ...]:
+    from pytest_vibecheck.ci.thresholds import parse_fail_under
+    from pytest_vibecheck.errors import VibecheckError
+
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
+        raise _fail(where, value, "METRIC=VALUE strings")
+    try:
+        return tuple(parse_fail_under(list(items), where))
+    except VibecheckError as exc:
+        raise _ci_error(where, exc) from None
+
+
+def _validate_max_fr(value: object, where: str) -> Any:
+    from pytest_vibecheck.ci.thresholds import parse_max_fr
+    from pytest_vibecheck.errors import VibecheckError
+
+    try:
+        return parse_max_fr(str(value), where)
+    except VibecheckError as exc:
+        raise _ci_error(where, exc) from None
+
+
+def _validate_shard(value: object, where: str) -> tuple[int, int]:
+    from pytest_vibecheck.ci.shard import parse_shard
+    from pytest_vibecheck.errors import VibecheckError
+
+    try:
+        return parse_shard(str(value), where)
+    except VibecheckError as exc:
+        raise _ci_error(where, exc) from None
+
+
+#: The CI options (:mod:`pytest_vibecheck.ci.plugin` registers them): the same four sources
+#: as every setting (``VIBECHECK_GATE=1``, ``[tool.vibecheck] fail_under = [...]``, ini ``vibe_shard``).
+CI_OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("gate", "--vibe-gate", "",
+               "pull-request gate: check the changed Python files of this git repository against "
+               "the instructions in [tool.vibecheck.gate] (one item per file and instruction); the "
+               "test suite is not collected", _validate_switch, toml_keys=(), switch=True),
+    OptionSpec("base", "--vibe-base", "REF",
+               "gate: the base ref to diff against (default: the pull request's base "
+               "origin/$GITHUB_BASE_REF, else base in [tool.vibecheck.gate], else origin/main, main, "
+               "origin/master, master)", _validate_ref, toml_keys=()),
+    OptionSpec("all_lines", "--vibe-gate-all-lines", "",
+               "gate: count violations on every line of a changed file, not only on changed lines",
+               _validate_switch, toml_keys=(), switch=True),
+    OptionSpec("gate_config", "--vibe-gate-config", "PATH",
+               "gate: TOML file with [tool.vibecheck.gate] (default: pyproject.toml of the rootdir, "
+               "else of the repository root)", _validate_path, toml_keys=()),
+    OptionSpec("fail_under", "--vibe-fail-under", "[MODEL:]METRIC=VALUE,...",
+               "fail the run if a metric is below VALUE (fraction in [0,1] or a percentage like "
+               "40%%): pass@1, pass@K, instruction_if, task_if; MODEL: limits it to one model; "
+               "repeatable", _validate_fail_under, repeatable=True,
+               toml_keys=("fail_under", "fail-under")),
+    OptionSpec("max_fr", "--vibe-max-fr", "VALUE",
+               "fail the run if functional regression FR_k of any single-/multi-turn group is "
+               "above VALUE (fraction, or percentage with %%)", _validate_max_fr,
+               toml_keys=("max_fr", "max-fr")),
+    OptionSpec("no_fail_items", "--vibe-no-fail-items", "",
+               "failing vibecheck items (model failures, gate violations) do not fail the run; "
+               "only thresholds, errors and ordinary tests do", _validate_switch,
+               toml_keys=("no_fail_items", "no-fail-items"), switch=True),
+    OptionSpec("shard", "--vibe-shard", "I/N",
+               "run only shard I of N (1-based) of the collected items: even, disjoint, "
+               "deterministic; merge the JSON reports with `vibecheck merge`", _validate_shard,
+               toml_keys=()),
+)
+
 _DEFAULTS = VibeSettings()
 
 
@@ -409,15 +502,26 @@ def add_options(parser: pytest.Parser) -> None:
         help="run the benchmark with the models configured in the environment "
         "(VIBECHECK_MODEL) or [tool.vibecheck] (implied by --vibe-model)",
     )
-    for spec in OPTIONS:
-        group.addoption(
-            spec.flag,
-            action="append" if spec.repeatable else "store",
-            dest=spec.dest,
-            default=None,
-            metavar=spec.metavar,
-            help=spec.help,
-        )
+    add_option_specs(parser, OPTIONS)
+
+
+def add_option_specs(parser: pytest.Parser, specs: Sequence[OptionSpec]) -> None:
+    """Register the options of ``specs`` and their ini keys in the ``vibecheck`` group (the
+    CI gate registers :data:`CI_OPTIONS` through this too)."""
+    group = parser.getgroup("vibecheck", "VeriCode / Vibe Checker evaluation")
+    for spec in specs:
+        if spec.switch:
+            group.addoption(spec.flag, action="store_const", const=True, dest=spec.dest,
+                            default=None, help=spec.help)
+        else:
+            group.addoption(
+                spec.flag,
+                action="append" if spec.repeatable else "store",
+                dest=spec.dest,
+                default=None,
+                metavar=spec.metavar,
+                help=spec.help,
+            )
         parser.addini(spec.ini, spec.help, type="string", default="")
 
 
@@ -446,7 +550,7 @@ def _read_pyproject(config: pytest.Config) -> tuple[dict[str, Any], str]:
 def _check_unknown_keys(table: Mapping[str, Any], filename: str) -> None:
     import difflib
 
-    known = {k for spec in OPTIONS for k in spec.toml_keys}
+    known = {k for spec in (*OPTIONS, *CI_OPTIONS) for k in spec.toml_keys}
     for key in table:
         if key in known or key in SUBTABLES:
             continue
@@ -465,12 +569,25 @@ def resolve_settings(
 
     Raises :class:`pytest.UsageError` naming the setting and the source of a bad value.
     """
+    values, sources = resolve_options(config, OPTIONS, environ)
+    return _finish(config, values, sources)
+
+
+def resolve_options(
+    config: pytest.Config, specs: Sequence[OptionSpec], environ: Mapping[str, str] | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(values, sources)`` of ``specs``: command line > environment > ``[tool.vibecheck]`` >
+    ini > default (absent from ``values``; ``sources`` says ``"default"``).
+
+    Raises :class:`pytest.UsageError` naming the setting and the source of a bad value, or an
+    unknown ``[tool.vibecheck]`` key.
+    """
     env = os.environ if environ is None else environ
     table, filename = _read_pyproject(config)
     _check_unknown_keys(table, filename)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for spec in OPTIONS:
+    for spec in specs:
         raw: object = None
         where = ""
         cli = config.getoption(spec.dest, default=None)
@@ -493,7 +610,10 @@ def resolve_settings(
             continue
         values[spec.name] = spec.validate(raw, where)
         sources[spec.name] = where
+    return values, sources
 
+
+def _finish(config: pytest.Config, values: dict[str, Any], sources: dict[str, str]) -> VibeSettings:
     models_from_cli = sources.get("models") == "--vibe-model"
     active = bool(values.get("models")) and (models_from_cli or bool(config.getoption("vibe", False)))
     if config.getoption("vibe", False) and not values.get("models"):
@@ -529,15 +649,3 @@ def resolve_settings(
     if not active:
         values.pop("models", None)
     return VibeSettings(active=active, sources=sources, **values)
-
-
-def describe_sources(settings: VibeSettings, names: Sequence[str] | None = None) -> str:
-    """One line per non-default setting: ``name = value (source)``, for ``-v`` headers."""
-    lines = []
-    for spec in OPTIONS:
-        if names is not None and spec.name not in names:
-            continue
-        src = settings.sources.get(spec.name, "default")
-        if src != "default":
-            lines.append(f"{spec.name} = {getattr(settings, spec.name)!r} ({src})")
-    return "\n".join(lines)
