@@ -95,7 +95,8 @@ def repeated(report: Path, out: Path, times: int) -> Path:
 
 def floor_page(index: Path, out: Path) -> Path:
     """A page with the viewer's JSON blob that only parses it (the load floor)."""
-    blob = json.dumps(page_blob(index.read_text(encoding="utf-8")), separators=(",", ":")).replace("<", "\\u003c")
+    page = index.read_text(encoding="utf-8")
+    blob = json.dumps(page_blob(page, resolve=False), separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
     out.write_text(
         '<!DOCTYPE html><html><body><script type="application/json" id="d">' + blob + "</script><script>"
         "var d=JSON.parse(document.getElementById('d').textContent);"
@@ -190,6 +191,8 @@ def measure(label: str, reports: list[Path], work: Path, repeats: int) -> None:
     print(f"\n== {label}: {n} items, page {index.stat().st_size / 1e6:.1f} MB, built in {build_s:.1f} s")
     driver = chrome(1400, 1000)
     try:
+        driver.get("about:blank")
+        blank_rss = peak_rss_mb(driver)
         floors = [load_ms(driver, floor.as_uri(), False) for _ in range(repeats)]
         loads = [load_ms(driver, index.as_uri() + "#/", True) for _ in range(repeats)]
         a, b = statistics.median(floors), statistics.median(loads)
@@ -203,7 +206,8 @@ def measure(label: str, reports: list[Path], work: Path, repeats: int) -> None:
             d = statistics.median([driver.execute_script(NAIVE, key, value) for _ in range(repeats)])
             print(f"filter {name:40s} C viewer {c:6.1f} ms   D naive full list {d:7.1f} ms   D/C {d / c:5.1f}   ({count})")
         print(f"memory JS heap {heap_loaded:.0f} MB after load, {heap_mb(driver):.0f} MB after the filters; "
-              f"peak RSS of the browser's processes {peak_rss_mb(driver):.0f} MB")  # fmt: skip
+              f"peak RSS of the browser's processes {peak_rss_mb(driver):.0f} MB "
+              f"(a blank page: {blank_rss:.0f} MB)")  # fmt: skip
     finally:
         driver.quit()
 
@@ -213,6 +217,7 @@ def main() -> int:
     p.add_argument("--report", type=Path, help="an existing 3,420-item reference report (skips the run)")
     p.add_argument("--work", type=Path, help="working folder (default: a temporary one)")
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--scale", type=int, default=3, help="also the report repeated N times (0: skip)")
     args = p.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-viewer-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -223,7 +228,8 @@ def main() -> int:
     (work / "replay").mkdir(exist_ok=True)
     rep = replay_run(work / "replay", limit=30, extra=("-n", "2"))
     measure("bigvibebench", [ref, rep], work, args.repeats)
-    measure("x3", [repeated(ref, work / "ref-x3.json", 3)], work, args.repeats)
+    if args.scale > 1:
+        measure(f"x{args.scale}", [repeated(ref, work / f"ref-x{args.scale}.json", args.scale)], work, args.repeats)
     return 0
 
 

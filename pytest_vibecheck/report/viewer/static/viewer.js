@@ -138,10 +138,14 @@
     }
   }
 
+  var TIMES = {};
+
   function load() {
+    var t0 = performance.now();
     var node = document.getElementById("vibecheck-data");
     DATA = JSON.parse(node.textContent);
     node.textContent = ""; // the page's copy of the data is no longer needed
+    TIMES.parseMs = performance.now() - t0;
     ITEMS = DATA.items || [];
     for (var i = 0; i < ITEMS.length; i++) {
       resolveStrings(ITEMS[i]);
@@ -149,6 +153,7 @@
       prepare(ITEMS[i]);
       BY_ID[ITEMS[i].nodeid] = ITEMS[i];
     }
+    TIMES.prepareMs = performance.now() - t0 - TIMES.parseMs;
   }
 
   // ------------------------------------------------------------------ routing
@@ -742,11 +747,15 @@
     document.title = DATA.title;
     document.getElementById("footer").textContent = ITEMS.length + " items \u00b7 pytest-vibecheck " + DATA.version;
     window.addEventListener("hashchange", route);
+    var t1 = performance.now();
     route();
+    TIMES.viewMs = performance.now() - t1;
+    TIMES.scriptStartAt = t0;
     // for benchmarks and tests: the same functions the page's controls call
     window.vibecheckViewer = {
       items: ITEMS.length,
       startMs: performance.now() - t0, // parse + prepare + first view
+      times: TIMES,
       readyAt: performance.now(), // ms since navigation start
       setFilter: setFilter,
       clearFilters: function () { state.filters = {}; },
