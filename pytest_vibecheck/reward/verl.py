@@ -33,12 +33,14 @@ Wiring (``data.train_files`` from ``vibecheck export-dataset``; it also writes
 ``vibecheck_reward.py``, a two-line file that imports these functions)::
 
     custom_reward_function.path=out/vibecheck_reward.py
-    custom_reward_function.name=compute_score            # naive / prime reward manager
+    custom_reward_function.name=compute_score            # naive or dapo reward manager
     # or, one call per batch (faster: one Ruff run and parallel sandboxes per batch):
     reward_model.reward_manager=batch custom_reward_function.name=compute_score_batch
     +custom_reward_function.reward_kwargs.alpha=0.4
 
-Nothing is set up at import: each Ray worker process builds its scorer on first use.
+(verl's ``prime`` manager turns any exception into a score of 0.0 and needs a number: use
+``naive``, ``dapo`` or ``batch``.) Nothing is set up at import: each Ray worker process builds its
+scorer on first use.
 """
 
 from __future__ import annotations
