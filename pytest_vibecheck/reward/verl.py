@@ -53,13 +53,16 @@ from pytest_vibecheck.errors import VibecheckError
 
 from .core import RewardConfig, RewardResult, scorer_for
 
-__all__ = ["compute_score", "compute_score_batch"]
+__all__ = ["VERL_KEYWORDS", "compute_score", "compute_score_batch"]
 
-_OWN_OPTIONS = ("infra_score",)
+#: Keywords verl's own managers may add (the reward loop's reward-model router, the options of
+#: its default scorer): not reward options, ignored.
+VERL_KEYWORDS = frozenset({"reward_router_address", "reward_model_tokenizer",
+                           "sandbox_fusion_url", "concurrent_semaphore", "memory_limit_mb"})
 
 
 def _split_options(options: Mapping[str, Any]) -> tuple[RewardConfig, float | None]:
-    opts = dict(options)
+    opts = {k: v for k, v in options.items() if k not in VERL_KEYWORDS}
     infra = opts.pop("infra_score", None)
     if infra is not None and (isinstance(infra, bool) or not isinstance(infra, int | float)):
         raise VibecheckError(f"vibecheck reward: infra_score must be a number, got {infra!r}")
