@@ -238,3 +238,19 @@ def test_executor_spec_goes_through_the_execution_layer() -> None:
     assert [r.reward for r in res] == pytest.approx([1.0, 0.4])
     with pytest.raises(VibecheckError, match="unknown executor 'nope'"):
         score_batch([ALL_MET], [ADD], RewardConfig(executor="nope"))
+
+
+def test_if_only_needs_instructions() -> None:
+    with pytest.raises(VibecheckError, match="no instruction to judge and functional=False"):
+        score_batch([ALL_MET], [dict(ADD, instructions=[])], RewardConfig(functional=False))
+    with pytest.raises(VibecheckError, match="no instruction to judge"):
+        score_batch([ALL_MET], [ADD], RewardConfig(functional=False, k=0))
+
+
+def test_code_too_deep_for_the_parser_is_no_code_not_a_crash() -> None:
+    deep = "x = " + "-" * 200_000 + "1\ndef add(a, b):\n    return a + b\n"
+    res = score_batch([deep, f"```python\n{deep}```", ALL_MET], [ADD] * 3)
+    assert [(r.status, r.exec_status, r.reward) for r in res[:2]] == [("ok", "no_code", 0.0)] * 2
+    assert [r.details["extraction"] for r in res[:2]] == ["whole-reply+unparseable",
+                                                           "fenced-first+unparseable"]
+    assert res[2].reward == 1.0  # the rest of the batch is scored

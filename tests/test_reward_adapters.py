@@ -203,3 +203,19 @@ def test_trl_multi_task_rows_without_a_problem_get_none() -> None:
     assert rewards == [pytest.approx(1.0), None, pytest.approx(0.4)]
     assert logs.metrics["vibecheck/pass_rate"] == [0.5]  # over the two scored rows
     assert logs.extra["vibecheck_status"] == ["passed", None, "failed"]
+
+
+def test_verl_reward_loop_call_from_threads() -> None:
+    """verl's reward loop runs a sync compute_score in a thread pool, adding its router's
+    keywords when a reward model serves too."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def call(solution: str) -> float:
+        extra = {"num_turns": None, "rollout_reward_scores": {}}
+        return compute_score(data_source="vibecheck/toy", solution_str=solution,
+                             ground_truth=PROBLEM, extra_info=extra,
+                             reward_router_address="127.0.0.1:1", reward_model_tokenizer=None)["score"]
+
+    with ThreadPoolExecutor(4) as pool:
+        scores = list(pool.map(call, [GOOD, UNTYPED, WRONG, GOOD]))
+    assert scores == pytest.approx([1.0, 0.8, 0.4, 1.0])

@@ -25,6 +25,7 @@ sandboxes at once, optional result cache).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import json
@@ -397,6 +398,11 @@ class RewardScorer:
                 prob = resolved[ref_key] = resolve_problem(ref, where=f"problem {i}")
             refs = prob.instructions if cfg.k is None else prob.instructions[: cfg.k]
             judged = tuple((r.id, dict(r.params)) for r in refs) if cfg.instructions else ()
+            if not judged and not cfg.functional:
+                raise VibecheckError(
+                    f"problem {i} ({problem_ref_text(prob)}): no instruction to judge and "
+                    "functional=False: nothing to score; give it instructions or run its tests"
+                )
             key = _sha(reply) + _problem_key(prob, judged)
             if key not in units:
                 units[key] = _Unit(reply, prob, judged)
@@ -425,7 +431,18 @@ class RewardScorer:
 
         for u in units:
             ex = extract_code(u.reply, self.config.extract_mode, u.problem.entry_point)
-            u.code, u.method, u.no_code = ex.code, ex.method, has_no_code(ex)
+            u.code, u.method = ex.code, ex.method
+            try:
+                u.no_code = has_no_code(ex)
+                if not u.no_code and ex.method != "whole-reply":  # not parsed yet
+                    ast.parse(ex.code)
+            except (SyntaxError, ValueError):
+                pass  # a syntax error is the verifiers' and the tests' to judge
+            except (MemoryError, RecursionError):
+                # Code nested so deep that CPython's parser gives up (a few hundred thousand
+                # unary operators, say) would crash the verifiers and the batch: it is no code,
+                # a model failure.
+                u.no_code, u.method = True, ex.method + "+unparseable"
 
     def _verify(self, units: Sequence[_Unit]) -> None:
         from pytest_vibecheck.plugin.run.stages import NO_CODE_RULE
@@ -537,7 +554,8 @@ class RewardScorer:
 
 def _composite(cfg: RewardConfig, func: float | None, if_value: float | None) -> float:
     if func is None:  # IF only
-        assert if_value is not None
+        if if_value is None:  # score() refuses such a problem before running anything
+            raise VibecheckError("reward: neither tests nor instructions were scored")
         return float(if_value)
     if if_value is None:  # tests only, or a problem without instructions
         return float(func)

@@ -33,12 +33,14 @@ Wiring (``data.train_files`` from ``vibecheck export-dataset``; it also writes
 ``vibecheck_reward.py``, a two-line file that imports these functions)::
 
     custom_reward_function.path=out/vibecheck_reward.py
-    custom_reward_function.name=compute_score            # naive / prime reward manager
+    custom_reward_function.name=compute_score            # naive or dapo reward manager
     # or, one call per batch (faster: one Ruff run and parallel sandboxes per batch):
     reward_model.reward_manager=batch custom_reward_function.name=compute_score_batch
     +custom_reward_function.reward_kwargs.alpha=0.4
 
-Nothing is set up at import: each Ray worker process builds its scorer on first use.
+(verl's ``prime`` manager turns any exception into a score of 0.0 and needs a number: use
+``naive``, ``dapo`` or ``batch``.) Nothing is set up at import: each Ray worker process builds its
+scorer on first use.
 """
 
 from __future__ import annotations
@@ -51,13 +53,16 @@ from pytest_vibecheck.errors import VibecheckError
 
 from .core import RewardConfig, RewardResult, scorer_for
 
-__all__ = ["compute_score", "compute_score_batch"]
+__all__ = ["VERL_KEYWORDS", "compute_score", "compute_score_batch"]
 
-_OWN_OPTIONS = ("infra_score",)
+#: Keywords verl's own managers may add (the reward loop's reward-model router, the options of
+#: its default scorer): not reward options, ignored.
+VERL_KEYWORDS = frozenset({"reward_router_address", "reward_model_tokenizer",
+                           "sandbox_fusion_url", "concurrent_semaphore", "memory_limit_mb"})
 
 
 def _split_options(options: Mapping[str, Any]) -> tuple[RewardConfig, float | None]:
-    opts = dict(options)
+    opts = {k: v for k, v in options.items() if k not in VERL_KEYWORDS}
     infra = opts.pop("infra_score", None)
     if infra is not None and (isinstance(infra, bool) or not isinstance(infra, int | float)):
         raise VibecheckError(f"vibecheck reward: infra_score must be a number, got {infra!r}")
