@@ -52,10 +52,8 @@ __all__ = [
 GroupKey = tuple[str, str, str, int]
 
 #: Status counts that always get their own overview column (others go to "other statuses").
-STATUS_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("timeout", "timeouts"),
-    ("tampered", "tampered"),
-)
+#: ``tampered`` has its column in the analysis overview already (:mod:`..analysis.breakdowns`).
+STATUS_COLUMNS: tuple[tuple[str, str], ...] = (("timeout", "timeouts"),)
 #: Statuses that are not worth counting apart (they are the rates).
 _PLAIN = frozenset({"passed", "failed", "evaluated"})
 
@@ -137,7 +135,7 @@ def _overview(table: Table, items: Sequence[Mapping[str, Any]]) -> dict[str, Any
     at = keys.index("no_code") + 1 if "no_code" in keys else len(keys)
     where = [keys.index(k) for k in ("suite", "model", "protocol", "k")]
     counts = status_counts(items)
-    known = {"error", "skipped", "no_code", *(s for s, _ in STATUS_COLUMNS)}
+    known = {"error", "skipped", "no_code", "tampered", *(s for s, _ in STATUS_COLUMNS)}
     new_cols = [{"key": s, "label": label, "kind": "int"} for s, label in STATUS_COLUMNS]
     new_cols.append({"key": "other_statuses", "label": "other statuses", "kind": "text"})
     data["columns"][at:at] = new_cols
