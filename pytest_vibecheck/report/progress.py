@@ -1,7 +1,7 @@
 """Live progress of a benchmark run, what it spent, and why it stopped (controller only).
 
 :class:`RunProgress` is a plugin on the controller (never on an xdist worker). From the items'
-records (``user_properties["vibecheck"]``, the same with or without ``-n``) it counts items done
+records (:func:`pytest_vibecheck.report.properties.record_of`, the same with or without ``-n``) it counts items done
 out of the total, generations requested and served from the cache, tokens in and out (of replies
 generated now; cache hits cost nothing) and an ETA. It prints one line each time another
 :data:`STEP` of the items is done, once the run has lasted :data:`QUIET_S` seconds (so short runs
@@ -21,7 +21,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -54,10 +54,9 @@ def _duration(seconds: float) -> str:
 
 
 def _record(report: pytest.TestReport) -> Mapping[str, Any] | None:
-    for name, value in report.user_properties:
-        if name == "vibecheck" and isinstance(value, Mapping):
-            return value
-    return None
+    from pytest_vibecheck.report.properties import record_of
+
+    return record_of(report, "vibecheck")
 
 
 class RunProgress:
@@ -157,8 +156,16 @@ class RunProgress:
         if self.guard.state.stops() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
+        """What was spent and each stop, at the very end (after the summary table, which the
+        summary reporter writes when the hooks inside this wrapper are done)."""
+        try:
+            return (yield)
+        finally:
+            self._write_end(terminalreporter)
+
+    def _write_end(self, terminalreporter: Any) -> None:
         if self.guard.spent()[0] or self.guard.budget is not None:
             terminalreporter.write_line(self.spent_line())
         for scope, reason in self.guard.state.stops().items():
