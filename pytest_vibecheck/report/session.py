@@ -55,13 +55,8 @@ class VibeSummary:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        decided = self.collector.add(report)
+        self.collector.add(report)
         self._aggregates = None
-        if decided is None:
-            return
-        for turn in decided.get("turns") or []:  # decided now: count once
-            self.requested += 1
-            self.cached += bool(turn["generation"]["cached"])
 
     def items(self) -> list[ReportItem]:
         """The report items collected so far (finished items only), sorted by node id."""

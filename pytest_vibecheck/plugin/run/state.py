@@ -8,18 +8,18 @@ without any private xdist attribute.
 
 The file is :func:`state_path` (beside the generation cache, else in the temporary folder),
 named after the run id that the controller hands to its workers; the controller deletes it
-when the session ends.
+when the session ends. Connections, WAL and busy retries are :mod:`pytest_vibecheck._store`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import tempfile
-import threading
 from collections.abc import Mapping
 from pathlib import Path
+
+from pytest_vibecheck._store import SQLiteStore
 
 __all__ = ["ALL", "RunState", "state_path"]
 
@@ -39,38 +39,35 @@ def state_path(cache: Path | None, run_id: str) -> Path:
     return folder / f"run-{run_id}.sqlite"
 
 
-class RunState:
-    """The shared state at ``path`` (created on first use). Thread-safe; one connection per
-    process (re-opened after ``fork``). Raises ``sqlite3.Error`` only if the file cannot be
-    created at all."""
+class RunState(SQLiteStore):
+    """The shared state at ``path`` (created on first use; :class:`~pytest_vibecheck._store.SQLiteStore`:
+    a connection per thread and process, WAL, busy retries). Raises
+    :class:`~pytest_vibecheck.errors.VibecheckError` when the file cannot be created or used."""
+
+    what = "run state"
+    hint = "delete it (it only lives for one run)"
 
     def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._pid = -1
+        super().__init__(path, busy_timeout_s=30.0)
         #: stops already seen by this process (a stop is never lifted)
         self._known: dict[str, str] = {}
 
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None or self._pid != os.getpid():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode = WAL")
-            for statement in _SCHEMA:
-                conn.execute(statement)
-            self._conn, self._pid = conn, os.getpid()
-        return self._conn
+    def init_schema(self, conn: sqlite3.Connection) -> None:
+        for statement in _SCHEMA:
+            conn.execute(statement)
 
     def stop(self, scope: str, reason: str) -> str:
         """Stop ``scope`` (a model spec, or :data:`ALL`) for every process; returns the reason in
         force (an earlier one if there was one)."""
-        with self._lock:
-            db = self._db()
-            db.execute("INSERT OR IGNORE INTO stops (scope, reason) VALUES (?, ?)", (scope, reason))
-            row = db.execute("SELECT reason FROM stops WHERE scope = ?", (scope,)).fetchone()
-            self._known[scope] = str(row[0])
-            return self._known[scope]
+
+        def op() -> str:
+            with self.write() as db:
+                db.execute("INSERT OR IGNORE INTO stops (scope, reason) VALUES (?, ?)", (scope, reason))
+                row = db.execute("SELECT reason FROM stops WHERE scope = ?", (scope,)).fetchone()
+            return str(row[0])
+
+        self._known[scope] = self.retry(op)
+        return self._known[scope]
 
     def stopped(self, model: str) -> str | None:
         """The reason no further request may go to ``model`` (its own stop, else the run's), or
@@ -78,27 +75,28 @@ class RunState:
         for scope in (model, ALL):
             if scope in self._known:
                 return self._known[scope]
-        with self._lock:
-            rows = self._db().execute(
+        rows = self.retry(
+            lambda: self.connection().execute(
                 "SELECT scope, reason FROM stops WHERE scope IN (?, ?)", (model, ALL)
             ).fetchall()
+        )
         found = {str(s): str(r) for s, r in rows}
         self._known.update(found)
         return found.get(model) or found.get(ALL)
 
     def stops(self) -> dict[str, str]:
         """Every stop: scope -> reason."""
-        with self._lock:
-            rows = self._db().execute("SELECT scope, reason FROM stops ORDER BY scope").fetchall()
+        rows = self.retry(
+            lambda: self.connection().execute("SELECT scope, reason FROM stops ORDER BY scope").fetchall()
+        )
         return {str(s): str(r) for s, r in rows}
 
     def add(self, counts: Mapping[str, float]) -> dict[str, float]:
         """Add ``counts`` to the named counters (atomically, across processes); returns their
         new totals."""
-        with self._lock:
-            db = self._db()
-            db.execute("BEGIN IMMEDIATE")
-            try:
+
+        def op() -> list[tuple[str, float]]:
+            with self.write() as db:
                 for name, value in counts.items():
                     db.execute(
                         "INSERT INTO counters (name, value) VALUES (?, ?) "
@@ -106,32 +104,25 @@ class RunState:
                         (name, float(value)),
                     )
                 marks = ",".join("?" * len(counts))
-                rows = db.execute(
+                return list(db.execute(
                     f"SELECT name, value FROM counters WHERE name IN ({marks})", tuple(counts)
-                ).fetchall()
-                db.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                raise
-        return {str(n): float(v) for n, v in rows}
+                ).fetchall())  # fmt: skip
+
+        return {str(n): float(v) for n, v in self.retry(op)}
 
     def counters(self, prefix: str = "") -> dict[str, float]:
         """The counters whose name starts with ``prefix``."""
-        with self._lock:
-            rows = self._db().execute(
+        rows = self.retry(
+            lambda: self.connection().execute(
                 "SELECT name, value FROM counters WHERE substr(name, 1, ?) = ?", (len(prefix), prefix)
             ).fetchall()
+        )
         return {str(n): float(v) for n, v in rows}
 
     def close(self, *, delete: bool = False) -> None:
-        """Close this process's connection; with ``delete``, remove the file (the controller,
+        """Close this process's connections; with ``delete``, remove the file (the controller,
         at the end of the session)."""
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.close()
-            self._conn = None
+        super().close()
         if delete:
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(OSError):
