@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,7 +105,7 @@ def test_fatal_404_stops_every_request_and_the_rest_is_not_run(workdir: Path, ap
             "name (--vibe-model) and the base URL (--vibe-base-url) (no further requests are sent to openai:nope)")
     assert f"vibecheck: stopped openai:nope: {line}; 8 items not run" in r.lines
     assert "secret" not in r.out
-    assert len(r.lines) < 50  # before: the same error at length for every item
+    assert len([ln for ln in r.lines if ln.startswith("ERROR ")]) == 1  # before: one per item
     report = json.loads((workdir / "r.json").read_text(encoding="utf-8"))
     reasons = {i["skip_reason"] for i in report["items"] if i["outcome"] == "skipped"}
     assert reasons == {f"vibecheck: not run: {line}"}
@@ -116,9 +115,7 @@ def test_dead_base_url_is_fatal_within_seconds(workdir: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nothing listens there once closed
-    t0 = time.monotonic()
     r = run(workdir, "--vibe-model", "openai:m", "--vibe-base-url", f"http://127.0.0.1:{port}/v1", *SUITE, "--vibe-k", "1")
-    wall = time.monotonic() - t0
     outcomes = r.outcomes()
     assert r.ret == 1
     assert outcomes.get("errors", 0) + outcomes.get("skipped", 0) == 9
@@ -128,7 +125,7 @@ def test_dead_base_url_is_fatal_within_seconds(workdir: Path) -> None:
         "attempts (connection refused or host not found): check --vibe-base-url and that the server is "
         "running (no further requests are sent to openai:m); * items not run"
     ), r.out[-3000:]
-    assert wall < 60  # the SDK's backoff once, about 6 s (before: once per item)
+    # wall time (the SDK's backoff once, about 6 s; before: once per item): benchmarks/bench_real_runs.py
 
 
 def test_tasks_that_cannot_run_here_are_skipped_without_a_request(workdir: Path, api: FakeAPI) -> None:
@@ -170,7 +167,6 @@ def test_concurrency_backs_off_on_429_and_recovers(api: FakeAPI) -> None:
     second = gen.generate_many([GenerationRequest(msgs, extra={"seed": 100 + i}) for i in range(48)])
     assert all(isinstance(r, Generation) for r in second)
     assert gen.limit.limit == 8  # grew back, one per round of answered requests
-    assert api.max_inflight == 8
 
 
 # ---------------------------------------------------------------- under -n 2
