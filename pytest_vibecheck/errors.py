@@ -110,9 +110,11 @@ class VibeInfraError(Picklable, Exception):
     processes).
     """
 
-    def __init__(self, kind: ErrorKind, message: str) -> None:
+    def __init__(self, kind: ErrorKind, message: str, *, fatal: bool = False) -> None:
         self.kind: ErrorKind = kind
         self.message = message
+        #: the error stopped its model (a fatal API error): not counted for --vibe-max-errors
+        self.fatal = fatal
         super().__init__(
             f"vibecheck infrastructure error ({kind}): {message}\n"
             "(not a model failure: this item is left out of the metrics)"

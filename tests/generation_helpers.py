@@ -31,12 +31,22 @@ class Recorded:
 
 
 class FakeAPI:
-    """Queue responses with :meth:`push`; when the queue is empty ``default`` is served."""
+    """Queue responses with :meth:`push`; when the queue is empty ``default`` is served.
+
+    ``cap``: when set, a request that arrives while ``cap`` requests are already being answered
+    gets ``over_cap`` instead (a server that allows that many concurrent requests).
+    ``inflight`` / ``max_inflight``: requests being answered now / at most at once.
+    """
 
     def __init__(self) -> None:
         self.queue: deque[Response] = deque()
         self.default: Response | None = None
         self.requests: list[Recorded] = []
+        self.cap: int | None = None
+        self.over_cap = Response(429, {"error": {"message": "too many concurrent requests"}}, {"retry-after": "0.2"})
+        self.rejected = 0
+        self.inflight = 0
+        self.max_inflight = 0
         self._lock = threading.Lock()
         api = self
 
@@ -55,9 +65,22 @@ class FakeAPI:
                     api.requests.append(
                         Recorded("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                     )
-                    resp = api.queue.popleft() if api.queue else api.default
+                    if api.cap is not None and api.inflight >= api.cap:
+                        resp, api.rejected = api.over_cap, api.rejected + 1
+                    else:
+                        resp = api.queue.popleft() if api.queue else api.default
+                        api.inflight += 1
+                        api.max_inflight = max(api.max_inflight, api.inflight)
                 if resp is None:
                     resp = Response(500, {"error": {"message": "no response queued"}})
+                try:
+                    self._answer(resp)
+                finally:
+                    if resp is not api.over_cap:
+                        with api._lock:
+                            api.inflight -= 1
+
+            def _answer(self, resp: Response) -> None:
                 if resp.delay_s:
                     time.sleep(resp.delay_s)
                 data = json.dumps(resp.body).encode("utf-8")

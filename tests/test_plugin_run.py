@@ -245,12 +245,68 @@ def test_skip_when_k_exceeds_the_instructions(tiny: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*vibecheck: t/add has 3 instructions, fewer than k = 4*"])
 
 
-def test_verbose_progress_shows_generation_cache_counts(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    script = write_script(tiny.path / "script.json", "bot")
+def test_progress_lines_and_what_was_spent(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = write_script(tiny.path / "script.json", "bot", usage={"input_tokens": 1200, "output_tokens": 300})
     monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
     result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline,multi",
-                            "--vibe-k", "1", "-v")
+                            "--vibe-k", "1", "--vibe-progress", "always")
+    # multi-turn turn 0 is the baseline's request (from the cache): tokens count once
     result.stdout.fnmatch_lines([
-        "tiny::t/add[[]bot-baseline[]] FAILED*[[] 16%[]] gen 0/1 cached",
-        "tiny::t/add[[]bot-multi-k1[]] FAILED*[[] 33%[]] gen 1/3 cached",
+        "vibecheck: 1/6 items (17%); generations 1 requested, 0 from the cache; tokens 1.2k in / 300 out; elapsed *, ETA *",
+        "vibecheck: 2/6 items (33%); generations 3 requested, 1 from the cache; tokens 2.4k in / 600 out; *",
+        "vibecheck: 6/6 items (100%); generations 9 requested, 3 from the cache; tokens 7.2k in / 1.8k out; elapsed *, ETA 0m00s",
+    ])
+    result.stdout.fnmatch_lines(["*vibecheck summary*", "vibecheck: spent 7,200 input + 1,800 output tokens on 6 model requests"])
+    assert "_get_progress_information_message" not in Path(__file__).parent.parent.joinpath(
+        "pytest_vibecheck", "report", "session.py").read_text(encoding="utf-8")
+
+
+def test_no_progress_lines_on_a_short_run_by_default(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(write_script(tiny.path / "script.json", "bot")))
+    result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline")
+    assert not [ln for ln in result.outlines if ln.startswith("vibecheck: 1/3 items")]
+
+
+def test_budget_stops_new_requests_and_the_rest_is_not_run(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tiny.path / "log.jsonl"
+    script = write_script(tiny.path / "script.json", "bot", log=log, usage={"input_tokens": 1000, "output_tokens": 500})
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline,multi",
+                            "--vibe-k", "1", "--vibe-concurrency", "1", "--vibe-budget", "3k", "-rs",
+                            "--vibe-report", "r.json")
+    # t/add baseline (1,500 tokens) and multi-turn (turn 0 cached, turn 1: 3,000 in all); then stop
+    assert len(_log(log)) == 2
+    result.assert_outcomes(passed=0, failed=2, skipped=4)
+    assert result.ret == 1
+    reason = "--vibe-budget 3k reached (3,000 tokens spent, budget 3,000): no further requests are sent"
+    result.stdout.fnmatch_lines([
+        f"SKIPPED [[]4[]] *: vibecheck: not run: {reason}",
+        "*= vibecheck summary =*",
+        "vibecheck: spent 2,000 input + 1,000 output tokens on 2 model requests; budget 3k",
+        f"vibecheck: stopped the run: {reason}; 4 items not run",
+    ])
+    skipped = [i for i in load_report(tiny.path / "r.json")["items"] if i["outcome"] == "skipped"]
+    assert {i["skip_reason"] for i in skipped} == {f"vibecheck: not run: {reason}"}
+
+
+def test_dollar_budget_needs_a_known_price(tiny: pytest.Pytester) -> None:
+    result = tiny.runpytest("--vibe-model", "reference", *SUITE, "--vibe-budget", "$5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "ERROR: vibecheck: --vibe-budget $5: no list price is known for reference, so a dollar budget "
+        "cannot be checked; give it in tokens (e.g. --vibe-budget 2M)",
+    ])
+
+
+def test_max_errors_stops_the_run(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tiny.path / "log.jsonl"
+    script = write_script(tiny.path / "script.json", "bot", log=log, rules=[{"error": "api"}])
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline,single",
+                            "--vibe-k", "1", "--vibe-concurrency", "1", "--vibe-max-errors", "1")
+    assert len(_log(log)) == 2
+    result.assert_outcomes(errors=2, skipped=4)
+    result.stdout.fnmatch_lines([
+        "vibecheck: stopped the run: 2 infrastructure errors, more than --vibe-max-errors 1 (1 of 6 "
+        "items): no further requests are sent; 4 items not run",
     ])

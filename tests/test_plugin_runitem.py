@@ -1,7 +1,8 @@
-"""Unit tests of plugin.run: no-code detection, the adaptive prefetch window, error kinds."""
+"""Unit tests of plugin.run: no-code detection, the prefetcher, error kinds."""
 
 from __future__ import annotations
 
+import threading
 from types import SimpleNamespace
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from pytest_vibecheck.generate.backends.base import BackendError, RateLimitError, ReplayMissError
 from pytest_vibecheck.generate.cache import CacheMissError
 from pytest_vibecheck.plugin.run import failure, prefetch, record, stages
+from pytest_vibecheck.plugin.run.spec import ItemSpec
 from pytest_vibecheck.verify.extract import extract_code
 
 
@@ -54,32 +56,46 @@ class _Item:
     def __init__(self, nodeid: str, session: Any) -> None:
         self.nodeid = nodeid
         self.session = session
-        self.spec = nodeid
+        self.spec = _spec(nodeid)
         self.config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugins=lambda: []))
 
 
-def test_prefetch_window_grows_while_generation_is_fast_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_vibecheck.plugin import items as items_mod
-    monkeypatch.setattr(items_mod, "VibeItem", _Item)
+def _spec(task: str) -> ItemSpec:
+    from plugin_helpers import tiny_problems
+
+    return ItemSpec("s", None, tiny_problems()[0], "m", "m", "baseline", 0, 0)
+
+
+def test_prefetch_keeps_concurrency_generations_running_and_batches_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generations of the next items run --vibe-concurrency at a time however fast they are (no
+    switch to one at a time), and the items whose generations are done are finished together."""
     session = SimpleNamespace(items=[])
-    session.items = [_Item(f"s::t{i}[m]", session) for i in range(40)]
-    batches: list[list[str]] = []
-    slow = {"s::t2[m]"}
+    session.items = [_Item(f"s::t{i}[m]", session) for i in range(24)]
+    barrier = threading.Barrier(4, timeout=10)  # breaks unless 4 generations run at once
+    generated: list[int] = []
+    batches: list[int] = []
 
-    def fake_prepare(runtime: Any, works: list[record.Work], concurrent: bool = True) -> None:
-        batches.append([str(w.spec) for w in works])
+    lock = threading.Lock()
+
+    def fake_generate(runtime: Any, work: record.Work) -> None:
+        with lock:
+            generated.append(id(work))
+            call = len(generated)
+        if call <= 8:  # the first two rounds of four
+            barrier.wait()
+
+    def fake_finish(runtime: Any, works: list[record.Work]) -> None:
+        batches.append(len(works))
         for w in works:
-            w.timing["generate"] = 1.0 if w.spec in slow else 0.01
+            w.finished = True
 
-    monkeypatch.setattr(stages, "prepare", fake_prepare)
-    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=2))
+    monkeypatch.setattr(stages, "generate_one", fake_generate)
+    monkeypatch.setattr(stages, "finish", fake_finish)
+    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=4))
     pf = prefetch.Prefetcher(runtime, window=8)  # type: ignore[arg-type]
-    for it in session.items:
-        work = pf.take(it)  # type: ignore[arg-type]
-        assert work.spec == it.nodeid
-    sizes = [len(b) for b in batches]
-    # starts at the concurrency (2): t0, t1 are fast -> 4: t2..t5 hold the slow t2 -> back to 2:
-    # t6, t7 fast -> 4 -> 8 (the maximum) ...
-    assert sizes[:5] == [2, 4, 2, 4, 8]
-    assert sum(sizes) == 40
-    assert [n for b in batches for n in b] == [it.nodeid for it in session.items]
+    try:
+        works = [pf.take(it) for it in session.items]  # type: ignore[arg-type]
+    finally:
+        pf.close()
+    assert len(set(map(id, works))) == 24 and len(generated) == 24
+    assert sum(batches) == 24 and max(batches) <= 8

@@ -4,6 +4,7 @@ the generation cache, which stays intact."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sqlite3
@@ -136,3 +137,27 @@ def test_killed_run_resumes_from_the_cache(workdir: Path) -> None:
     assert _rows(db) == total_keys
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_the_xdist_queue_adapter_reads_the_workers_queue(workdir: Path) -> None:
+    """The guarded adapter (plugin/_xdist_queue.py) supports the installed xdist and, on a
+    worker, returns the indices queued after the current item."""
+    from pytest_vibecheck.plugin import _xdist_queue
+
+    assert _xdist_queue.supported_version()
+    (workdir / "test_queue.py").write_text(
+        "import json, pytest\n"
+        "from pytest_vibecheck.plugin._xdist_queue import queued_indices\n\n"
+        "@pytest.mark.parametrize('i', range(20))\n"
+        "def test_q(i, request, tmp_path_factory):\n"
+        "    with open(request.config.rootpath / f'queue-{i}.json', 'w') as fh:\n"
+        "        json.dump(queued_indices(request.config), fh)\n",
+        encoding="utf-8",
+    )
+    r = _pytest(workdir, "-n", "1", "-q", "test_queue.py", env=_env())
+    assert r.returncode == 0, r.stdout[-2000:]
+    first = json.loads((workdir / "queue-0.json").read_text(encoding="utf-8"))
+    assert isinstance(first, list) and first and all(isinstance(i, int) for i in first)
+    r0 = _pytest(workdir, "-n", "0", "-q", "test_queue.py", env=_env())
+    assert r0.returncode == 0
+    assert json.loads((workdir / "queue-0.json").read_text(encoding="utf-8")) is None  # not a worker

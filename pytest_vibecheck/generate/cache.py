@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -94,6 +95,28 @@ CREATE TABLE IF NOT EXISTS generations (
 );
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+#: Keys being generated right now (see :meth:`GenerationCache.claim`); not part of the schema
+#: version: an older file gets the table on open.
+_CLAIMS = (
+    "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)"
+)
+
+
+def _owner_gone(owner: str) -> bool:
+    """True when ``owner`` (``host:pid:token``) is a process of this host that no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
 
 T = TypeVar("T")
 
@@ -291,6 +314,7 @@ class GenerationCache(SQLiteStore):
                 f"generation cache {self.path}: written with cache schema {found}, this version "
                 f"uses {CACHE_SCHEMA_VERSION}; move the file away or delete it"
             )
+        conn.execute(_CLAIMS)
 
     # -- reading and writing -----------------------------------------------
 
@@ -384,6 +408,50 @@ class GenerationCache(SQLiteStore):
                     f"SELECT {self._COLUMNS} FROM generations WHERE key = ?", (key,)
                 ).fetchone()
             return self._row(row)
+
+        return self.retry(op)
+
+    # -- claims: one distinct request sent once across processes ----------------------------
+
+    def claim(self, key: str, owner: str, *, ttl_s: float) -> bool:
+        """Claim ``key`` for ``owner`` before generating it: True when ``owner`` holds the claim
+        now, False while another live owner does. A claim older than ``ttl_s`` seconds, or one
+        whose owner process (``host:pid:token``) has exited, is taken over. Raises
+        ``sqlite3.Error`` after retries."""
+
+        def op() -> bool:
+            with self._lock, self.write() as conn:
+                now = time.time()
+                row = conn.execute("SELECT owner, expires FROM claims WHERE key = ?", (key,)).fetchone()
+                if row is not None and row[0] != owner and row[1] >= now and not _owner_gone(row[0]):
+                    return False
+                conn.execute(
+                    "INSERT INTO claims (key, owner, expires) VALUES (?, ?, ?) ON CONFLICT(key) "
+                    "DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
+                    (key, owner, now + ttl_s),
+                )
+                return True
+
+        return self.retry(op)
+
+    def release(self, key: str, owner: str) -> None:
+        """End ``owner``'s claim on ``key`` (no-op if it holds none)."""
+
+        def op() -> None:
+            with self._lock, self.write() as conn:
+                conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, owner))
+
+        self.retry(op)
+
+    def claimed(self, key: str) -> bool:
+        """True while a live claim on ``key`` exists."""
+
+        def op() -> bool:
+            with self._lock:
+                row = self.connection().execute(
+                    "SELECT owner, expires FROM claims WHERE key = ?", (key,)
+                ).fetchone()
+            return row is not None and row[1] >= time.time() and not _owner_gone(row[0])
 
         return self.retry(op)
 

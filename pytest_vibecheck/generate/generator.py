@@ -14,23 +14,33 @@ calls the backend and raises :class:`~pytest_vibecheck.generate.cache.CacheMissE
 ``off`` neither reads nor writes. Backends with ``cacheable = False`` (replay, reference)
 bypass the cache in every mode: they are already offline.
 
-Concurrency: one semaphore per (process, backend identity) bounds concurrent backend calls
-to ``min(concurrency, backend.max_concurrency)``. Under pytest-xdist every worker process has
-its own semaphore, so the total is at most workers x limit.
+Concurrency: one :class:`~pytest_vibecheck.generate.limiter.AdaptiveLimit` per (process,
+backend identity) bounds concurrent backend calls; it starts at ``min(concurrency,
+backend.max_concurrency)``, halves on HTTP 429/503/529 (honouring ``Retry-After``) and grows back
+(AIMD). Under pytest-xdist every worker process has its own limit.
+
+One distinct request is sent once, also across processes: before calling the backend a generator
+claims the cache key in the cache file (:meth:`GenerationCache.claim`); another process (or
+thread) that needs the same key waits for the reply to be stored and is served from the cache.
+
+A ``guard`` (:class:`CallGuard`) may refuse a request before it is sent
+(:class:`RunStoppedError`: the run stopped sending requests) and sees every reply and error.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import sqlite3
 import threading
 import time
 import uuid
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_vibecheck.errors import ParameterError
 from pytest_vibecheck.generate.backends.base import (
@@ -49,9 +59,30 @@ from pytest_vibecheck.generate.cache import (
     cache_key,
     validate_cache_mode,
 )
+from pytest_vibecheck.generate.limiter import AdaptiveLimit
 from pytest_vibecheck.suites.problem import Problem
 
-__all__ = ["Generator", "GeneratorStats", "request_for"]
+__all__ = ["CallGuard", "Generator", "GeneratorStats", "RunStoppedError", "request_for"]
+
+
+class RunStoppedError(GenerationError):
+    """The request was not sent: the run stopped sending requests to this model (a fatal error
+    of the model, too many infrastructure errors, the budget reached). The message is the
+    reason; the item is reported as not run."""
+
+
+class CallGuard(Protocol):
+    """Sees every backend call of a :class:`Generator` (see
+    :class:`pytest_vibecheck.plugin.run.guard.RunGuard`). ``spec`` is the backend's spec."""
+
+    def before_call(self, spec: str) -> None:
+        """Raise :class:`RunStoppedError` to refuse the request."""
+
+    def after_call(self, spec: str, generation: Generation) -> None:
+        """The backend answered."""
+
+    def on_error(self, spec: str, exc: BaseException) -> None:
+        """The backend raised ``exc`` (it is raised on after this returns)."""
 
 
 def request_for(
@@ -127,20 +158,26 @@ class GeneratorStats:
                 setattr(self, name, getattr(self, name) + value)
 
 
-_SEMAPHORES: dict[str, threading.BoundedSemaphore] = {}
-_SEMAPHORES_LOCK = threading.Lock()
+_LIMITS: dict[str, AdaptiveLimit] = {}
+_LIMITS_LOCK = threading.Lock()
 
 #: Concurrency limit when neither the caller nor the backend sets one.
 DEFAULT_CONCURRENCY = 8
 
 
-def _shared_semaphore(identity: Mapping[str, Any], limit: int) -> threading.BoundedSemaphore:
-    name = canonical_json([identity, limit])
-    with _SEMAPHORES_LOCK:
-        sem = _SEMAPHORES.get(name)
-        if sem is None:
-            sem = _SEMAPHORES[name] = threading.BoundedSemaphore(limit)
-        return sem
+def _shared_limit(identity: Mapping[str, Any], maximum: int) -> AdaptiveLimit:
+    name = canonical_json([identity, maximum])
+    with _LIMITS_LOCK:
+        limit = _LIMITS.get(name)
+        if limit is None:
+            limit = _LIMITS[name] = AdaptiveLimit(maximum)
+        return limit
+
+
+#: Seconds after which a claim on a cache key is void even if its owner looks alive.
+CLAIM_TTL_S = 3600.0
+#: Seconds between two looks at the cache while another process generates a claimed key.
+CLAIM_POLL_S = 0.05
 
 
 class Generator:
@@ -151,7 +188,8 @@ class Generator:
     ``use|refresh|only|off``. ``concurrency``: cap on concurrent backend calls in this
     process (None: the backend's ``max_concurrency``, else :data:`DEFAULT_CONCURRENCY`).
     ``run_id``: identifies this run across xdist workers (mode ``refresh`` reuses rows with
-    the same run id); a fresh one by default. Unless the mode is ``only``,
+    the same run id); a fresh one by default. ``guard``: a :class:`CallGuard`, or None.
+    Unless the mode is ``only``,
     :meth:`Backend.preflight` runs now, so a missing key or SDK fails before any item.
     """
 
@@ -163,6 +201,7 @@ class Generator:
         *,
         concurrency: int | None = None,
         run_id: str | None = None,
+        guard: CallGuard | None = None,
     ) -> None:
         self.backend = backend
         self.mode: CacheMode = validate_cache_mode(mode)
@@ -177,7 +216,9 @@ class Generator:
             raise ParameterError(f"concurrency must be an int >= 1, got {concurrency!r}")
         limits = [n for n in (concurrency, backend.max_concurrency) if n is not None]
         self.concurrency = min(limits) if limits else DEFAULT_CONCURRENCY
-        self._semaphore = _shared_semaphore(self.identity, self.concurrency)
+        self.limit = _shared_limit(self.identity, self.concurrency)
+        backend.on_response = self.limit.observe
+        self.guard = guard
         self.stats = GeneratorStats()
         if self.mode != "only":
             backend.preflight()
@@ -192,15 +233,20 @@ class Generator:
         """The cache key of ``request`` for this backend."""
         return cache_key(self.identity, request)
 
-    @contextlib.contextmanager
-    def _slot(self) -> Iterator[None]:
-        with self._semaphore:
-            yield
-
     def _call_backend(self, request: GenerationRequest) -> Generation:
+        spec = self.backend.spec
+        if self.guard is not None:
+            self.guard.before_call(spec)
         start = time.perf_counter()
-        with self._slot():
-            gen = self.backend.generate(request)
+        try:
+            with self.limit.slot():
+                gen = self.backend.generate(request)
+        except Exception as exc:
+            if self.guard is not None:
+                self.guard.on_error(spec, exc)
+            raise
+        if self.guard is not None:
+            self.guard.after_call(spec, gen)
         elapsed = time.perf_counter() - start
         latency = gen.latency_s if gen.latency_s > 0 else elapsed
         self.stats._add(
@@ -304,8 +350,8 @@ class Generator:
                 cached_output_tokens=hit.output_tokens,
             )
             return hit
-        self.stats._add(misses=1)
         if self.mode == "only":
+            self.stats._add(misses=1)
             assert self.cache is not None
             raise CacheMissError(
                 f"cache mode 'only': no cached reply for {request.describe()} from "
@@ -315,8 +361,51 @@ class Generator:
                 task_id=request.task_id,
                 label=request.label,
             )
-        gen = self._call_backend(request)
-        return self._store(key, request, gen)
+        owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
+        while not self._claim(key, owner):
+            hit = self._wait_for(key)
+            if hit is not None:  # another process (or thread) generated it meanwhile
+                self.stats._add(
+                    hits=1,
+                    cached_input_tokens=hit.input_tokens,
+                    cached_output_tokens=hit.output_tokens,
+                )
+                return hit
+        self.stats._add(misses=1)
+        try:
+            gen = self._call_backend(request)
+            return self._store(key, request, gen)
+        finally:
+            self._release(key, owner)
+
+    def _claim(self, key: str, owner: str) -> bool:
+        """Claim ``key`` for ``owner`` (True), or False while another owner holds it. A cache
+        that cannot be written does not stop the run: the request is then made unclaimed."""
+        assert self.cache is not None
+        try:
+            return self.cache.claim(key, owner, ttl_s=CLAIM_TTL_S)
+        except sqlite3.Error:
+            return True
+
+    def _release(self, key: str, owner: str) -> None:
+        assert self.cache is not None
+        with contextlib.suppress(sqlite3.Error):
+            self.cache.release(key, owner)
+
+    def _wait_for(self, key: str) -> Generation | None:
+        """Wait while another owner holds ``key``: its reply (from the cache) once stored, or
+        None when the claim ends without one (that owner failed; the caller claims anew)."""
+        assert self.cache is not None
+        while True:
+            time.sleep(CLAIM_POLL_S)
+            hit = self._lookup(key)
+            if hit is not None:
+                return hit
+            try:
+                if not self.cache.claimed(key):
+                    return self._lookup(key)
+            except sqlite3.Error:
+                return None
 
     def generate_many(
         self, requests: Iterable[GenerationRequest]

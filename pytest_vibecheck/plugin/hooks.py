@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.plugin import preflight
 from pytest_vibecheck.plugin.deadline import item_deadline_s, timeout_method
 from pytest_vibecheck.plugin.items import (
     MARKER_HELP,
@@ -35,6 +36,7 @@ from pytest_vibecheck.plugin.settings import (
     add_options,
     resolve_settings,
 )
+from pytest_vibecheck.report.progress import RunProgress
 from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
 
 if TYPE_CHECKING:
@@ -92,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from pytest_vibecheck.suites.store import find_suite
 
-        runtime = Runtime(settings, run_id=run_id)
+        runtime = Runtime(settings, run_id=run_id, owner=workerinput is None)
     except VibecheckError as exc:
         raise pytest.UsageError(f"vibecheck: {exc}") from None
     try:
@@ -111,6 +113,8 @@ def pytest_configure(config: pytest.Config) -> None:
         summary.selection = selection
         config.stash[SUMMARY_KEY] = summary
         config.pluginmanager.register(summary, "vibecheck-summary")
+        progress = RunProgress(config, runtime.guard, settings.progress)
+        config.pluginmanager.register(progress, "vibecheck-progress")
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(_XdistHooks(runtime.run_id), "vibecheck-xdist")
 
@@ -157,17 +161,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if summary is not None:
         del config.stash[SUMMARY_KEY]
         config.pluginmanager.unregister(summary)
-    for name in ("vibecheck-xdist", "vibecheck-deselections", "vibecheck-deselections-late"):
+    for name in ("vibecheck-xdist", "vibecheck-deselections", "vibecheck-deselections-late", "vibecheck-progress"):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Show the generation cache counts in the progress indicator (``-v``)."""
-    summary = session.config.stash.get(SUMMARY_KEY, None)
-    if summary is not None:
-        summary.install_progress()
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Tell the run guard how many benchmark items the run has (for ``--vibe-max-errors P%``)."""
+    runtime = session.config.stash.get(RUNTIME_KEY, None)
+    if runtime is not None:
+        runtime.guard.items = sum(isinstance(i, VibeItem) for i in session.items)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -186,8 +190,34 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     return [
         f"vibecheck: models {', '.join(settings.models)}; suites {', '.join(suites)}; "
         f"protocols {','.join(settings.protocols)}; k {','.join(map(str, settings.ks))}; "
-        f"samples {settings.samples}; generation cache {cache}{header_part(settings)}"
+        f"samples {settings.samples}; generation cache {cache}{header_part(settings)}",
+        *_environment_lines(config, settings),
     ]
+
+
+def _sandbox_python(config: pytest.Config) -> str | None:
+    runtime = config.stash.get(RUNTIME_KEY, None)
+    exec_settings = runtime.exec_settings if runtime is not None else None
+    return exec_settings.sandbox.python if exec_settings is not None else None
+
+
+def _environment_lines(config: pytest.Config, settings: VibeSettings) -> list[str]:
+    """The header line on tasks that cannot run here (:func:`preflight.header_line`), if any."""
+    from pytest_vibecheck.suites.store import load_suite
+
+    missing: dict[str, tuple[str, ...]] = {}
+    total = 0
+    for name in settings.suites:
+        try:
+            suite = load_suite(name)
+        except VibecheckError:
+            continue  # reported as a usage error at collection
+        problems = select_problems(suite.problems, settings.tasks, settings.limit)
+        total += len(problems)
+        found = preflight.missing_by_task(problems, _sandbox_python(config))
+        missing.update({f"{suite.name}::{t}": m for t, m in found.items()})
+    line = preflight.header_line(missing, total)
+    return [line] if line else []
 
 
 def _explicit_args(config: pytest.Config) -> bool:
@@ -237,7 +267,8 @@ def pytest_make_collect_report(
         problems = select_problems(suite.problems, settings.tasks, settings.limit)
         if selection is not None:
             selection.suites[suite.name] = (len(problems), len(suite.problems))
-        specs = list(plan_items(suite.name, digest, problems, settings))
+        missing = preflight.missing_by_task(problems, _sandbox_python(config))
+        specs = list(plan_items(suite.name, digest, problems, settings, missing))
         result.append(make_suite_collector(collector, suite.name, specs, settings.samples))
     report.result = result
     return report

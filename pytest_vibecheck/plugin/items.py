@@ -20,7 +20,7 @@ instructions (``style``, ``logic``, ``doc``, ``error``, ``library``).
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,18 +118,23 @@ def plan_items(
     suite_hash: str | None,
     problems: Iterable[Problem],
     settings: VibeSettings,
+    missing: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Iterator[ItemSpec]:
     """Every item of a suite in a fixed order: problem, model, protocol (baseline, single,
-    multi), k, sample. Baseline has one k (0)."""
+    multi), k, sample. Baseline has one k (0). ``missing``: task id -> modules this environment
+    lacks (:func:`pytest_vibecheck.plugin.preflight.missing_by_task`); those items are skipped
+    without a request."""
     labels = model_labels(settings.models)
+    missing = missing or {}
     for problem in problems:
+        lacks = tuple(missing.get(problem.task_id, ()))
         for model in settings.models:
             for protocol in settings.protocols:
                 ks = (0,) if protocol == "baseline" else settings.ks
                 for k in ks:
                     for sample in range(settings.samples):
                         yield ItemSpec(
-                            suite, suite_hash, problem, model, labels[model], protocol, k, sample
+                            suite, suite_hash, problem, model, labels[model], protocol, k, sample, lacks
                         )
 
 

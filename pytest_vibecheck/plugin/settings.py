@@ -83,6 +83,9 @@ class VibeSettings:
     report_replies: bool = True
     instruction_dirs: tuple[Path, ...] = ()
     item_timeout: float | None = None
+    max_errors: str | None = None
+    budget: str | None = None
+    progress: str = "auto"
     active: bool = False
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -112,6 +115,9 @@ class VibeSettings:
             "report_replies": self.report_replies,
             **({"instruction_dirs": [str(d) for d in self.instruction_dirs]}
                if self.instruction_dirs else {}),
+            "max_errors": self.max_errors,
+            "budget": self.budget,
+            "progress": self.progress,
         }
 
 
@@ -298,6 +304,32 @@ def _validate_extract(value: object, where: str) -> str:
     return value.strip()
 
 
+def _validate_max_errors(value: object, where: str) -> str:
+    from pytest_vibecheck.errors import ParameterError
+    from pytest_vibecheck.plugin.run.guard import parse_max_errors
+
+    try:
+        return parse_max_errors(str(value)).text
+    except ParameterError as exc:
+        raise pytest.UsageError(f"vibecheck: {where}: {exc}") from None
+
+
+def _validate_budget(value: object, where: str) -> str:
+    from pytest_vibecheck.errors import ParameterError
+    from pytest_vibecheck.plugin.run.guard import parse_budget
+
+    try:
+        return parse_budget(str(value)).text
+    except ParameterError as exc:
+        raise pytest.UsageError(f"vibecheck: {where}: {exc}") from None
+
+
+def _validate_progress(value: object, where: str) -> str:
+    if not isinstance(value, str) or value.strip() not in ("auto", "always", "off"):
+        raise _fail(where, value, "one of auto, always, off")
+    return value.strip()
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     """One setting: its name (the ``VibeSettings`` field and the ``[tool.vibecheck]`` key),
@@ -380,6 +412,18 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("report", "--vibe-report", "PATH",
                "write the JSON report here (schema: docs/report-schema.md)", _validate_path,
                toml_keys=("report",)),
+    OptionSpec("max_errors", "--vibe-max-errors", "N|P%",
+               "stop sending requests once more than N items (or P% of the run's items) had an "
+               "infrastructure error (default 10%, at least 10)", _validate_max_errors,
+               toml_keys=("max_errors", "max-errors")),
+    OptionSpec("budget", "--vibe-budget", "TOKENS|$USD",
+               "stop sending requests once the run spent this many tokens (200k, 2M) or dollars at "
+               "list prices ($5), or both (2M,$5); the summary states what was spent",
+               _validate_budget, toml_keys=("budget",)),
+    OptionSpec("progress", "--vibe-progress", "MODE",
+               "progress lines (items, generations, tokens, ETA): auto (every 5% once the run "
+               "has lasted 5 s; default), always, off", _validate_progress,
+               toml_keys=("progress",)),
     OptionSpec("junitxml", "--vibe-junitxml", "PATH",
                "write a JUnit XML file with the metrics as test-suite properties",
                _validate_path, toml_keys=("junitxml",)),

@@ -50,21 +50,13 @@ class VibeSummary:
         self.selection: Selection | None = None
         #: one line per report that could not be written at the end of the run
         self.write_errors: list[str] = []
-        #: progress counters: generations requested and served from the cache so far
-        self.requested = 0
-        self.cached = 0
 
     # ------------------------------------------------------------ collecting
 
-    @pytest.hookimpl(tryfirst=True)  # before the terminal reporter writes the progress
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        decided = self.collector.add(report)
+        self.collector.add(report)
         self._aggregates = None
-        if decided is None:
-            return
-        for turn in decided.get("turns") or []:  # decided now: count once
-            self.requested += 1
-            self.cached += bool(turn["generation"]["cached"])
 
     def items(self) -> list[ReportItem]:
         """The report items collected so far (finished items only), sorted by node id."""
@@ -143,30 +135,6 @@ class VibeSummary:
             terminalreporter.write_line(f"{what}: {path}")
         for line in self.write_errors:
             terminalreporter.write_line(line, red=True)
-
-    # ------------------------------------------------------------ progress
-
-    def progress_suffix(self) -> str:
-        """`` gen C/R cached`` for the progress indicator (verbose mode), or ``""``."""
-        if not self.requested:
-            return ""
-        return f" gen {self.cached}/{self.requested} cached"
-
-    def install_progress(self) -> None:
-        """In verbose mode (``-v``), append the generation cache counts to pytest's progress
-        indicator (``[ 45%] gen 120/130 cached``). In the default mode the counts are in the
-        summary only, because pytest's line wrapping assumes a fixed-width indicator."""
-        if self.config.get_verbosity() < 1:
-            return
-        tr = self.config.pluginmanager.get_plugin("terminalreporter")
-        original = getattr(tr, "_get_progress_information_message", None)
-        if tr is None or original is None:
-            return
-
-        def message() -> str:
-            return str(original()) + self.progress_suffix()
-
-        tr._get_progress_information_message = message
 
 
 #: Stash key of the controller's :class:`VibeSummary` (absent on xdist workers and when the

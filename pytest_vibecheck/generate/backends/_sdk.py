@@ -192,7 +192,7 @@ class SDKBackend(Backend):
         self.base_url, self.custom_server = resolve_base_url(
             self.settings, self.base_url_env_var, self.default_base_url
         )
-        self.max_concurrency = self.settings.max_concurrency or 8
+        self.max_concurrency = self.settings.max_concurrency
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -214,8 +214,27 @@ class SDKBackend(Backend):
                     base_url=self.base_url,
                     max_retries=self.settings.max_retries,
                     timeout=self.settings.timeout_s,
+                    **self._http_client(sdk),
                 )
             return self._client
+
+    def _http_client(self, sdk: ModuleType) -> dict[str, Any]:
+        """``{"http_client": ...}``: the SDK's own default HTTP client with a response hook that
+        reports every HTTP status (the SDK's retries included) to :attr:`on_response`; ``{}``
+        (the SDK's client, no reports) when this SDK version has no ``DefaultHttpxClient``."""
+        factory = getattr(sdk, "DefaultHttpxClient", None)
+        if factory is None:
+            return {}
+
+        def hook(response: Any) -> None:
+            callback = self.on_response
+            if callback is not None:
+                callback(int(response.status_code), dict(response.headers))
+
+        try:
+            return {"http_client": factory(event_hooks={"response": [hook]})}
+        except TypeError:  # pragma: no cover - an SDK whose client takes no event hooks
+            return {}
 
     @abc.abstractmethod
     def request_params(self, request: GenerationRequest) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
@@ -290,6 +290,9 @@ class Backend(abc.ABC):
     base_url: str | None = None
     cacheable: bool = True
     max_concurrency: int | None = None
+    #: Called with ``(HTTP status, response headers)`` for every HTTP response of an API
+    #: backend, retries included (the generator's adaptive concurrency listens here).
+    on_response: Callable[[int, Mapping[str, str]], None] | None = None
 
     @abc.abstractmethod
     def generate(self, request: GenerationRequest) -> Generation:

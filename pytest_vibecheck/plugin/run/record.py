@@ -160,13 +160,17 @@ def new_messages(
 
 @dataclass
 class Work:
-    """The prepared result of one item: its turns, or the error / skip that stopped it."""
+    """The prepared result of one item: its replies and turns, or the error / skip that stopped it."""
 
     spec: ItemSpec
     turns: list[Turn] = field(default_factory=list)
     error: VibeInfraError | None = None
     skip: str | None = None
     timing: dict[str, float] = field(default_factory=new_timing)
+    #: the replies of stage 1, ``(turn, k, generation, judged, new messages)``, before extraction
+    replies: list[tuple[int, int, Generation, Judged, list[dict[str, str]]]] = field(default_factory=list)
+    #: all stages done (extract, verify, test)
+    finished: bool = False
 
     @property
     def live(self) -> bool:

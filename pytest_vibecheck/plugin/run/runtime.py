@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_vibecheck.errors import ParameterError
+from pytest_vibecheck.generate.prices import price_of
 from pytest_vibecheck.plugin.run.failure import VibeInfraError, failure_text
+from pytest_vibecheck.plugin.run.guard import Budget, RunGuard, parse_budget, parse_max_errors
 from pytest_vibecheck.plugin.run.prefetch import Prefetcher
 from pytest_vibecheck.plugin.run.record import ItemOutcome, new_record
+from pytest_vibecheck.plugin.run.state import RunState, state_path
 
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.cache import ExecCache
@@ -33,12 +37,16 @@ class Runtime:
     one generation cache), the sandbox result cache and the prefetcher.
 
     Built once per process in ``pytest_configure`` (controller and xdist workers alike).
-    ``run_id`` is shared by all workers of a run (cache mode ``refresh``). Raises
+    ``run_id`` is shared by all workers of a run (cache mode ``refresh``, and the run's shared
+    :class:`~pytest_vibecheck.plugin.run.state.RunState`, which the process with ``owner``
+    deletes on :meth:`close`). :attr:`guard` decides which requests may still be sent
+    (:mod:`pytest_vibecheck.plugin.run.guard`). Raises
     :class:`~pytest_vibecheck.errors.VibecheckError` for an unknown model spec, a missing API
-    key or SDK.
+    key or SDK, a bad ``--vibe-max-errors`` or ``--vibe-budget``, or a dollar budget for a model
+    without a known price.
     """
 
-    def __init__(self, settings: VibeSettings, run_id: str | None = None) -> None:
+    def __init__(self, settings: VibeSettings, run_id: str | None = None, *, owner: bool = True) -> None:
         from pytest_vibecheck.generate.backends.base import BackendSettings
         from pytest_vibecheck.generate.backends.registry import make_backend
         from pytest_vibecheck.generate.cache import GenerationCache
@@ -48,6 +56,9 @@ class Runtime:
         self.run_id = run_id or uuid.uuid4().hex
         self.cache: GenerationCache | None = None
         self.generators: dict[str, Generator] = {}
+        self.owner = owner
+        self.state = RunState(state_path(settings.cache, self.run_id))
+        self.guard = RunGuard(self.state, parse_max_errors(settings.max_errors), _budget(settings))
         try:
             if settings.cache_mode != "off" and settings.cache is not None:
                 self.cache = GenerationCache(settings.cache)
@@ -59,6 +70,7 @@ class Runtime:
                     mode=settings.cache_mode,
                     concurrency=settings.concurrency,
                     run_id=self.run_id,
+                    guard=self.guard,
                 )
         except BaseException:
             self.close()
@@ -107,7 +119,10 @@ class Runtime:
         return self._exec_cache
 
     def close(self) -> None:
-        """Close every backend and the cache (idempotent)."""
+        """Close every backend, the caches and the run state (idempotent)."""
+        if hasattr(self, "prefetcher"):
+            self.prefetcher.close()
+        self.state.close(delete=self.owner)
         for gen in self.generators.values():
             with contextlib.suppress(Exception):  # closing must never fail a run
                 gen.backend.close()
@@ -162,6 +177,20 @@ def run_item_for(item: pytest.Item, spec: ItemSpec) -> ItemOutcome:
     text = "" if final.passed else failure_text(spec, work.turns)
     record["failure"] = text or None
     return ItemOutcome(final.passed, text, record)
+
+
+def _budget(settings: VibeSettings) -> Budget | None:
+    """``--vibe-budget`` parsed; a dollar budget needs a list price for every model."""
+    if settings.budget is None:
+        return None
+    budget = parse_budget(settings.budget)
+    unpriced = [m for m in settings.models if price_of(m) is None]
+    if budget.usd is not None and unpriced:
+        raise ParameterError(
+            f"--vibe-budget {budget.text}: no list price is known for {', '.join(unpriced)}, so a "
+            "dollar budget cannot be checked; give it in tokens (e.g. --vibe-budget 2M)"
+        )
+    return budget
 
 
 def exec_settings_for(settings: VibeSettings) -> ExecSettings | None:

@@ -27,6 +27,9 @@ class ItemSpec:
     protocol: ProtocolName
     k: int
     sample: int
+    #: third-party modules the problem's tests need that this environment lacks (found at
+    #: collection); the item is then skipped without a request
+    missing_modules: tuple[str, ...] = ()
 
     @property
     def instructions(self) -> tuple[tuple[int, str, dict[str, Any]], ...]:

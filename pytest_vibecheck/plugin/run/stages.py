@@ -25,31 +25,38 @@ from pytest_vibecheck.plugin.run.record import (
 if TYPE_CHECKING:
     from pytest_vibecheck.generate.backends.base import Generation
     from pytest_vibecheck.plugin.run.runtime import Runtime
-    from pytest_vibecheck.plugin.run.spec import Judged
+    from pytest_vibecheck.plugin.run.spec import ItemSpec, Judged
     from pytest_vibecheck.report.records import VerdictRecord
 
-__all__ = ["generate_stage", "prepare", "test_stage", "verify_stage"]
+__all__ = ["extract_stage", "finish", "generate_one", "generate_stage", "not_runnable", "prepare", "test_stage", "verify_stage"]
 
 #: Violation rule used when a reply has no code (every instruction counts as not followed).
 NO_CODE_RULE = "NO-CODE"
 
 
-def generate_one(runtime: Runtime, work: Work) -> None:
-    """All generations of one item (sequential: multi-turn replies build on each other)."""
-    from pytest_vibecheck.generate import protocols
-    from pytest_vibecheck.generate.backends.base import GenerationError
-    from pytest_vibecheck.generate.generator import request_for
-    from pytest_vibecheck.verify.extract import extract_code
-
-    spec = work.spec
-    t0 = time.perf_counter()
+def not_runnable(spec: ItemSpec) -> str | None:
+    """Why the item cannot run here, before any request: the problem has fewer than k
+    instructions, or its tests need modules this environment lacks (decided at collection,
+    :func:`pytest_vibecheck.execute.envcheck.missing_modules`); None when it can run."""
     if spec.k > len(spec.problem.instructions):
-        work.skip = (
+        return (
             f"vibecheck: {spec.problem.task_id} has {len(spec.problem.instructions)} "
             f"instructions, fewer than k = {spec.k}"
         )
-        return
-    generator = runtime.generators[spec.model]
+    if spec.missing_modules:
+        from pytest_vibecheck.execute.envcheck import skip_reason
+
+        return f"vibecheck: {skip_reason(spec.missing_modules)}; not sent to the model"
+    return None
+
+
+def _conversation(runtime: Runtime, work: Work) -> None:
+    """Every generation of one item into ``work.replies`` (sequential: multi-turn replies build
+    on each other). Raises what the generator raises."""
+    from pytest_vibecheck.generate import protocols
+    from pytest_vibecheck.generate.generator import request_for
+
+    spec = work.spec
     settings = runtime.settings
 
     def generate(messages: Sequence[Mapping[str, str]], label: str) -> Generation:
@@ -63,46 +70,55 @@ def generate_one(runtime: Runtime, work: Work) -> None:
         )
         return runtime.generate(spec.model, request)
 
-    def turn(
-        t: int, k: int, gen: Generation, judged: Judged, messages: list[dict[str, str]]
-    ) -> Turn:
-        ex = extract_code(gen.text, mode=settings.extract, entry_point=spec.problem.entry_point)  # type: ignore[arg-type]
-        return Turn(t, k, gen, generator.uses_cache, ex, has_no_code(ex), judged, messages=messages)
+    if spec.protocol != "multi":
+        messages = protocols.protocol_messages(spec.problem, spec.protocol, spec.k)
+        gen = generate(messages, protocols.label(spec.protocol, spec.k))
+        work.replies.append((0, spec.k, gen, spec.instructions, [dict(m) for m in messages]))
+        return
+    everything = tuple(
+        (i, ref.id, dict(ref.params)) for i, ref in enumerate(spec.problem.instructions, start=1)
+    )
+    history: list[str] = []
+    previous: Sequence[Mapping[str, str]] = ()
+    for t in range(spec.k + 1):
+        messages = protocols.multi_turn_messages(spec.problem, history, t)
+        gen = generate(messages, protocols.label("multi", t))
+        history.append(gen.text)
+        judged = everything if t == 0 else spec.instructions[:t]
+        work.replies.append((t, t, gen, judged, new_messages(previous, messages)))
+        previous = messages
 
+
+def generate_one(runtime: Runtime, work: Work) -> None:
+    """Stage 1 for one item: its generations and extractions, or the reason it is skipped (it
+    cannot run here; the run stopped sending requests: "not run") or its infrastructure error."""
+    from pytest_vibecheck.generate.backends.base import GenerationError
+    from pytest_vibecheck.generate.generator import RunStoppedError
+
+    t0 = time.perf_counter()
+    work.skip = not_runnable(work.spec)
+    if work.skip is not None:
+        return
     try:
-        if spec.protocol == "multi":
-            everything = tuple(
-                (i, ref.id, dict(ref.params))
-                for i, ref in enumerate(spec.problem.instructions, start=1)
-            )
-            history: list[str] = []
-            previous: Sequence[Mapping[str, str]] = ()
-            for t in range(spec.k + 1):
-                messages = protocols.multi_turn_messages(spec.problem, history, t)
-                gen = generate(messages, protocols.label("multi", t))
-                history.append(gen.text)
-                work.turns.append(turn(
-                    t, t, gen, everything if t == 0 else spec.instructions[:t],
-                    new_messages(previous, messages),
-                ))  # fmt: skip
-                previous = messages
-        else:
-            messages = protocols.protocol_messages(spec.problem, spec.protocol, spec.k)
-            gen = generate(messages, protocols.label(spec.protocol, spec.k))
-            work.turns.append(turn(0, spec.k, gen, spec.instructions, [dict(m) for m in messages]))
+        _conversation(runtime, work)
+    except RunStoppedError as exc:
+        work.replies.clear()
+        work.skip = f"vibecheck: not run: {exc}"
     except GenerationError as exc:
-        work.error = VibeInfraError(error_kind(exc), str(exc))
+        work.error = VibeInfraError(error_kind(exc), str(exc), fatal=bool(getattr(exc, "fatal", False)))
     except VibecheckError as exc:
         work.error = VibeInfraError("backend_error", str(exc))
     except Exception as exc:  # a backend bug or an unmapped SDK error: still not the model's fault
         work.error = VibeInfraError("backend_error", describe_exception(exc))
     finally:
         work.timing["generate"] = time.perf_counter() - t0
+    if work.error is not None and not work.error.fatal:
+        runtime.guard.item_error()  # may stop the run (--vibe-max-errors)
 
 
 def generate_stage(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
     """Stage 1 for many items, ``--vibe-concurrency`` at a time (one after the other when
-    ``concurrent`` is false: cache hits are faster without threads)."""
+    ``concurrent`` is false)."""
     n = min(runtime.settings.concurrency, len(works)) if concurrent else 1
     if n <= 1:
         for w in works:
@@ -117,6 +133,21 @@ def generate_stage(runtime: Runtime, works: Sequence[Work], concurrent: bool = T
         raise
     pool.shutdown()
 
+
+
+def extract_stage(runtime: Runtime, works: Sequence[Work]) -> None:
+    """Stage 1b (in the calling thread): the code of every reply of every live item, as its
+    :class:`Turn` (:func:`pytest_vibecheck.verify.extract.extract_code` with ``--vibe-extract``)."""
+    from pytest_vibecheck.verify.extract import extract_code
+
+    for w in works:
+        if not w.live or w.turns:
+            continue
+        via_cache = runtime.generators[w.spec.model].uses_cache
+        entry = w.spec.problem.entry_point
+        for t, k, gen, judged, messages in w.replies:
+            ex = extract_code(gen.text, mode=runtime.settings.extract, entry_point=entry)  # type: ignore[arg-type]
+            w.turns.append(Turn(t, k, gen, via_cache, ex, has_no_code(ex), judged, messages=messages))
 
 
 def _no_code_verdicts(judged: Judged) -> list[VerdictRecord]:
@@ -261,13 +292,22 @@ def test_stage(runtime: Runtime, works: Sequence[Work]) -> None:
                 break
 
 
-def prepare(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
-    """Run the three stages over ``works`` (in place). Warnings raised by parsing the model's
-    code (``invalid escape sequence``, other ``SyntaxWarning`` s) are about the model's code,
-    not the run, and are not shown."""
+def finish(runtime: Runtime, works: Sequence[Work]) -> None:
+    """Stages 1b, 2 and 3 over ``works`` whose generations are done (in place; each marked
+    ``finished``). Warnings raised by parsing the model's code (``invalid escape sequence``,
+    other ``SyntaxWarning`` s) are about the model's code, not the run, and are not shown; the
+    code is parsed only here, in the calling thread, so the filter holds."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=SyntaxWarning)
         warnings.filterwarnings("ignore", message="invalid escape sequence", category=DeprecationWarning)
-        generate_stage(runtime, works, concurrent)
+        extract_stage(runtime, works)
         verify_stage(works, runtime.verdicts)
         test_stage(runtime, works)
+    for w in works:
+        w.finished = True
+
+
+def prepare(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
+    """Run every stage over ``works`` (in place): generate, then :func:`finish`."""
+    generate_stage(runtime, works, concurrent)
+    finish(runtime, works)

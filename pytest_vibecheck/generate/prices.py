@@ -1,0 +1,51 @@
+"""List prices of API models, for ``--vibe-budget`` in dollars.
+
+:data:`PRICES` maps a model-name prefix to ``(USD per 1M input tokens, USD per 1M output
+tokens)``: the providers' published list prices for standard (non-batch, uncached) requests,
+as of the date in :data:`PRICES_AS_OF`. The longest matching prefix wins (``gpt-5-mini`` before
+``gpt-5``). A model not listed has no known price: a dollar budget then cannot be checked and the
+run asks for a budget in tokens instead.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PRICES", "PRICES_AS_OF", "cost_usd", "price_of"]
+
+PRICES_AS_OF = "2025-10"
+
+PRICES: dict[str, tuple[float, float]] = {
+    # OpenAI (platform.openai.com/docs/pricing)
+    "gpt-5": (1.25, 10.0),
+    "gpt-5-mini": (0.25, 2.0),
+    "gpt-5-nano": (0.05, 0.40),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4o": (2.50, 10.0),
+    "gpt-4o-mini": (0.15, 0.60),
+    "o3": (2.0, 8.0),
+    "o4-mini": (1.10, 4.40),
+    # Anthropic (docs.anthropic.com/en/docs/about-claude/pricing)
+    "claude-opus-4": (15.0, 75.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-3-7-sonnet": (3.0, 15.0),
+    "claude-3-5-haiku": (0.80, 4.0),
+    "claude-haiku-4-5": (1.0, 5.0),
+}
+
+
+def price_of(model: str) -> tuple[float, float] | None:
+    """``(USD per 1M input tokens, USD per 1M output tokens)`` of ``model`` (a spec such as
+    ``openai:gpt-5`` or a bare name), or None when no price is known."""
+    name = model.partition(":")[2] or model
+    best = max((p for p in PRICES if name == p or name.startswith(p + "-")), key=len, default=None)
+    return PRICES[best] if best is not None else None
+
+
+def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
+    """The list price in US dollars of ``input_tokens`` + ``output_tokens`` of ``model``;
+    None when no price is known."""
+    price = price_of(model)
+    if price is None:
+        return None
+    return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000

@@ -1,0 +1,207 @@
+"""When a run stops sending requests: fatal model errors, ``--vibe-max-errors``, ``--vibe-budget``.
+
+:class:`RunGuard` is the :class:`~pytest_vibecheck.generate.generator.CallGuard` of every
+generator of a process. Before each API request it raises
+:class:`~pytest_vibecheck.generate.generator.RunStoppedError` when the request may not be sent;
+after it, it records what the request spent. Its decisions are shared by all processes of the run
+through :class:`~pytest_vibecheck.plugin.run.state.RunState`:
+
+- a fatal error of a model (HTTP 401/402/403/404, unknown model, nothing listening at the base
+  URL; :attr:`BackendError.fatal`), or HTTP 400 on :data:`BAD_REQUESTS_FATAL` requests of a
+  model with none answered, stops every further request to that model;
+- more infrastructure errors than ``--vibe-max-errors`` (``N`` items, or ``P%`` of the run's
+  items; default :data:`DEFAULT_MAX_ERRORS`) stops every request of the run;
+- ``--vibe-budget`` (tokens, and/or US dollars at the list prices of
+  :mod:`pytest_vibecheck.generate.prices`) stops every request once what the run spent reaches it.
+
+Requests already in flight finish; cached replies are still served. Items whose request is
+refused are reported as not run (skipped, with the reason).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from pytest_vibecheck.errors import ParameterError
+from pytest_vibecheck.generate.backends.base import BackendError, Generation
+from pytest_vibecheck.generate.generator import RunStoppedError
+from pytest_vibecheck.generate.prices import cost_usd
+from pytest_vibecheck.plugin.run.state import ALL, RunState
+
+__all__ = [
+    "DEFAULT_MAX_ERRORS",
+    "Budget",
+    "ErrorBound",
+    "RunGuard",
+    "parse_budget",
+    "parse_max_errors",
+]
+
+#: HTTP 400 replies, with no request of the model answered, after which the model is stopped.
+BAD_REQUESTS_FATAL = 3
+#: Default ``--vibe-max-errors``: more than 10% of the run's items, and at least 10 errors.
+DEFAULT_MAX_ERRORS = "10%"
+_DEFAULT_FLOOR = 10
+
+
+@dataclass(frozen=True)
+class ErrorBound:
+    """``--vibe-max-errors``: ``count`` (items) or ``fraction`` (of the run's items, in (0, 1])."""
+
+    text: str
+    count: int | None = None
+    fraction: float | None = None
+    floor: int = 0
+
+    def limit(self, items: int) -> int:
+        """The most infrastructure errors allowed in a run of ``items`` items."""
+        if self.count is not None:
+            return self.count
+        return max(self.floor, math.ceil((self.fraction or 0.0) * items))
+
+
+def parse_max_errors(text: str | None) -> ErrorBound:
+    """``"N"`` (an int >= 0) or ``"P%"`` (0 < P <= 100) as an :class:`ErrorBound`; None gives the
+    default (10% of the items, at least 10). Raises ParameterError for anything else."""
+    if text is None:
+        return ErrorBound(DEFAULT_MAX_ERRORS, fraction=0.10, floor=_DEFAULT_FLOOR)
+    raw = str(text).strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*%", raw)
+    if m and 0 < float(m.group(1)) <= 100:
+        return ErrorBound(raw, fraction=float(m.group(1)) / 100)
+    if raw.isdigit():
+        return ErrorBound(raw, count=int(raw))
+    raise ParameterError(
+        f"{raw!r} is not valid; expected a number of items (e.g. 20) or a percentage of the "
+        "run's items (e.g. 5%)"
+    )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """``--vibe-budget``: ``tokens`` (input + output tokens sent and received) and/or ``usd``
+    (US dollars at list prices). None: no limit of that kind."""
+
+    text: str
+    tokens: int | None = None
+    usd: float | None = None
+
+
+_SUFFIX = {"": 1, "k": 1_000, "m": 1_000_000}
+
+
+def parse_budget(text: str) -> Budget:
+    """``"200000"``, ``"200k"``, ``"2M"`` (tokens), ``"$5"`` or ``"5usd"`` (dollars), or both
+    comma-separated (``"2M,$5"``). Raises ParameterError for anything else."""
+    tokens: int | None = None
+    usd: float | None = None
+    for part in (p.strip().lower() for p in str(text).split(",")):
+        dollars = re.fullmatch(r"\$\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:usd|\$)", part)
+        count = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([km]?)(?:\s*tokens?)?", part)
+        if dollars:
+            usd = float(dollars.group(1) or dollars.group(2))
+        elif count:
+            tokens = int(float(count.group(1)) * _SUFFIX[count.group(2)])
+        else:
+            raise ParameterError(
+                f"{text!r} is not valid; expected tokens (200000, 200k, 2M), dollars ($5, 5usd), "
+                "or both comma-separated (2M,$5)"
+            )
+    if (tokens is not None and tokens <= 0) or (usd is not None and usd <= 0):
+        raise ParameterError(f"{text!r} is not valid; a budget must be above 0")
+    return Budget(str(text).strip(), tokens=tokens, usd=usd)
+
+
+def _count(n: float) -> str:
+    return f"{int(n):,}"
+
+
+class RunGuard:
+    """The call guard of one process (see the module docstring). ``items``: the run's items
+    (for a ``P%`` error bound), set at collection."""
+
+    def __init__(self, state: RunState, max_errors: ErrorBound, budget: Budget | None = None) -> None:
+        self.state = state
+        self.max_errors = max_errors
+        self.budget = budget
+        self.items = 0
+
+    # -- the CallGuard protocol ---------------------------------------------------------
+
+    def before_call(self, spec: str) -> None:
+        """Raises RunStoppedError when no request may go to model ``spec``."""
+        reason = self.state.stopped(spec)
+        if reason is None and self.budget is not None:
+            reason = self._over_budget()
+        if reason is not None:
+            raise RunStoppedError(reason)
+
+    def after_call(self, spec: str, generation: Generation) -> None:
+        """Record one answered request of ``spec`` and the tokens it spent."""
+        self.state.add(
+            {
+                "requests": 1,
+                f"ok:{spec}": 1,
+                f"in:{spec}": generation.input_tokens,
+                f"out:{spec}": generation.output_tokens,
+            }
+        )
+
+    def on_error(self, spec: str, exc: BaseException) -> None:
+        """Stop ``spec`` after a fatal error (or :data:`BAD_REQUESTS_FATAL` HTTP 400 replies
+        with none answered)."""
+        if not isinstance(exc, BackendError):
+            return
+        if exc.fatal:
+            self.state.stop(spec, f"{exc} (no further requests are sent to {spec})")
+        elif exc.status == 400:
+            got = self.state.add({f"bad:{spec}": 1, f"ok:{spec}": 0})
+            if got[f"bad:{spec}"] >= BAD_REQUESTS_FATAL and not got[f"ok:{spec}"]:
+                self.state.stop(
+                    spec,
+                    f"{exc} (HTTP 400 on each of the first {BAD_REQUESTS_FATAL} requests: check "
+                    f"--vibe-model and the sampling options; no further requests are sent to {spec})",
+                )
+
+    # -- item-level accounting ------------------------------------------------------------
+
+    def item_error(self) -> None:
+        """Count one item's infrastructure error (not one caused by a stop); stops the run once
+        the count passes ``--vibe-max-errors``."""
+        errors = int(self.state.add({"errors": 1})["errors"])
+        limit = self.max_errors.limit(self.items)
+        if errors > limit:
+            self.state.stop(
+                ALL,
+                f"{errors} infrastructure errors, more than --vibe-max-errors {self.max_errors.text} "
+                f"({limit} of {self.items} items): no further requests are sent",
+            )
+
+    def spent(self) -> tuple[int, int, int, float | None]:
+        """``(requests, input tokens, output tokens, US dollars or None)`` spent by the run on API
+        requests so far (cache hits cost nothing); dollars are None when a model has no price."""
+        counters = self.state.counters()
+        usd: float | None = 0.0
+        tin = tout = 0
+        for name, value in counters.items():
+            if not name.startswith("in:"):
+                continue
+            spec = name[3:]
+            i, o = int(value), int(counters.get(f"out:{spec}", 0))
+            tin, tout = tin + i, tout + o
+            cost = cost_usd(spec, i, o)
+            usd = None if cost is None or usd is None else usd + cost
+        return int(counters.get("requests", 0)), tin, tout, usd
+
+    def _over_budget(self) -> str | None:
+        assert self.budget is not None
+        _n, tin, tout, usd = self.spent()
+        if self.budget.tokens is not None and tin + tout >= self.budget.tokens:
+            why = f"{_count(tin + tout)} tokens spent, budget {_count(self.budget.tokens)}"
+        elif self.budget.usd is not None and usd is not None and usd >= self.budget.usd:
+            why = f"${usd:.2f} spent at list prices, budget ${self.budget.usd:.2f}"
+        else:
+            return None
+        return self.state.stop(ALL, f"--vibe-budget {self.budget.text} reached ({why}): no further requests are sent")
