@@ -8,7 +8,7 @@ test checks that).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 __all__ = [
     "CACHE_MODES",
@@ -64,13 +64,4 @@ ErrorKind = Literal[
     "verifier_error",
     "internal_error",
 ]
-ERROR_KINDS: tuple[ErrorKind, ...] = (
-    "api_error",
-    "rate_limit",
-    "cache_miss",
-    "replay_miss",
-    "backend_error",
-    "sandbox_error",
-    "verifier_error",
-    "internal_error",
-)
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
