@@ -43,22 +43,6 @@ def driver() -> Iterator[Any]:
         d.quit()
 
 
-def _text_soon(driver: Any, element_id: str, timeout_s: float = 10.0) -> str:
-    """The text of an element once the page's router has rendered it (a click's hash change is
-    handled asynchronously; on a loaded machine that takes a moment)."""
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    text = ""
-    while time.monotonic() < deadline:
-        found = driver.find_elements("id", element_id)
-        text = found[0].text if found else ""
-        if text:
-            return str(text)
-        time.sleep(0.05)
-    return str(text)
-
-
 def _open(driver: Any, index: Path, fragment: str) -> None:
     driver.get(index.as_uri() + fragment)
     for _ in range(100):
@@ -66,6 +50,18 @@ def _open(driver: Any, index: Path, fragment: str) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"the viewer did not start: {driver.get_log('browser')}")
+
+
+def _wait(driver: Any, css: str, text_start: str = "") -> Any:
+    """The element at ``css`` once it exists (and its text starts with ``text_start``): after a
+    click, the page changes on the next hashchange event."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def found(d: Any) -> Any:
+        els = d.find_elements("css selector", css)
+        return els[0] if els and els[0].text.startswith(text_start) else False
+
+    return WebDriverWait(driver, 20).until(found)
 
 
 def _errors(driver: Any) -> list[str]:
@@ -103,9 +99,9 @@ def test_filter_to_an_instruction_and_open_an_item(run: tuple[dict[str, Any], Pa
     assert f"instr={failed}" in driver.current_url  # the filter is in the URL: a shareable link
     next(r for r in rows if r.get_attribute("data-nodeid") == item["nodeid"]).click()
 
-    assert driver.current_url.endswith(item_fragment(item["nodeid"]))
     final = item["turns"][-1]
-    section = driver.find_element("id", f"turn-{final['turn']}")
+    section = _wait(driver, f"#turn-{final['turn']}")
+    assert driver.current_url.endswith(item_fragment(item["nodeid"]))
     # the reply as sent
     reply = section.find_element("css selector", "pre.reply").get_attribute("textContent")
     assert reply == final["reply"]
@@ -158,7 +154,7 @@ def test_compare_two_protocols_of_one_task(run: tuple[dict[str, Any], Path], dri
     from selenium.webdriver.support.ui import Select
 
     Select(driver.find_element("id", "compare-with")).select_by_value(b["nodeid"])
-    table = driver.find_element("id", "compare-table")
+    table = _wait(driver, "#compare-table")
     rows = {r.get_attribute("data-iid"): r for r in table.find_elements("css selector", "tr[data-iid]")}
     ids = {v["id"] for it in (a, b) for v in by_id[it["nodeid"]]["turns"][-1]["verdicts"]}
     assert set(rows) == ids
@@ -187,7 +183,7 @@ def test_overview_one_row_per_group(run: tuple[dict[str, Any], Path], driver: An
     assert driver.find_element("id", "table-fr_by_k") and driver.find_element("id", "table-retention")
     rows[0].find_element("css selector", "a").click()  # a group row opens its items
     n = sum(1 for i in report["items"] if i["protocol"] == "baseline")
-    assert _text_soon(driver, "item-count").startswith(f"{n} of ")
+    assert _wait(driver, "#item-count", f"{n} of ")
     assert _errors(driver) == []
 
 
