@@ -90,9 +90,11 @@ def test_plugin_counts_tampering_as_failure_per_model(pytester: pytest.Pytester,
     assert {i["turns"][0]["tests"]["status"] for i in report["items"]} == {"tampered"}
     xml = JUnitXml.fromfile(str(pytester.path / "j.xml"))
     props = {p.name: p.value for suite in xml for p in suite.properties()}
-    assert props["vibecheck.tampered"] == "3"
+    assert props["tampered"] == "3"
     # the HTML report (vibecheck report) shows the count per model in its overview
     assert main(["report", str(pytester.path / "r.json"), "--out", str(pytester.path / "an"),
                  "--no-plots"]) == 0
-    html = next((pytester.path / "an").glob("*.html")).read_text(encoding="utf-8")
-    assert "<th>tampered</th>" in html.replace(' class="num"', "")
+    html = (pytester.path / "an" / "report.html").read_text(encoding="utf-8")
+    assert '{"key":"tampered","label":"tampered","kind":"int"}' in html
+    head, row = (pytester.path / "an" / "overview.csv").read_text(encoding="utf-8").splitlines()[:2]
+    assert dict(zip(head.split(","), row.split(","), strict=True))["tampered"] == "3"

@@ -123,7 +123,7 @@ def test_junit_is_valid_and_carries_readable_metrics_and_item_facts(report: dict
         ("IF by position", "1 100.0%, 2 0.0%"),
         ("IF by category", "doc 100.0%, logic 0.0%"),
         ("IF by instruction", "doc_1 100.0%, logic_3 0.0%"),
-        ("errors", "1 (rate_limit 1)"), ("skipped", "1"), ("no code", "0"), ("timeouts", "0"),
+        ("errors", "1 (rate_limit 1)"), ("skipped", "1"), ("no code", "0"), ("timeouts", "0"), ("tampered", "0"),
         ("cache hits", "100.0% of 2"), ("tokens", "0 input, 0 output"),
         ("versions", "pytest-vibecheck 0.1.0, Python " + report["run"]["python_version"] + ", Ruff 0.17.6"),
         ("suite manifest sha256", "c" * 64),
