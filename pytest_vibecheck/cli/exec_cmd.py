@@ -1,8 +1,9 @@
 """``vibecheck exec --suite SUITE --task ID [--code FILE|-] [--json]``: run one candidate.
 
 Runs the task's tests in the sandbox against the code in ``FILE`` (``-`` = stdin; default:
-the task's reference solution) and prints the outcome. Exit status: 0 passed, 1 failed or
-timeout, 3 error or skipped (the environment or the sandbox, never the code), 2 bad input.
+the task's reference solution) and prints the outcome. Exit status: 0 passed, 1 failed,
+timeout or tampered, 3 error or skipped (the environment or the sandbox, never the code), 2 bad
+input.
 """
 
 from __future__ import annotations

@@ -314,70 +314,73 @@ def _ctypes_call_denied(args: Any) -> bool:
     return False
 
 
+def _audit_reason(
+    st: _State, event: str, args: tuple[Any, ...], formatter: types.CodeType
+) -> str | None:
+    """Why the audit event is refused (``-`` first: refused but not tampering; ``+`` first: a
+    module this run does without), or None when it is allowed."""
+    if event in _DENY:
+        return f"called {event}"
+    if event == "sys._getframe":
+        if _chain_protected(args[0]):
+            return "-sys._getframe on the harness's or the tests' frames"
+        return None
+    if event == "object.__getattr__":
+        name = args[1]
+        if name == "tb_frame":
+            if _real_getframe(2).f_code is formatter:
+                return None
+            if _chain_protected(args[0].tb_frame):
+                return "-tb_frame of the harness's or the tests' frames"
+        elif name in _FRAME_ATTRS:
+            frame = getattr(args[0], name, None)
+            if frame is not None and _chain_protected(frame):
+                return f"-{name} of the harness's or the tests' frames"
+        return None
+    if event in ("object.__setattr__", "object.__delattr__"):
+        target, name = args[0], args[1]
+        if id(target) in st.protected_ids:
+            return f"changed {getattr(target, '__qualname__', '?')}.{name}"
+        if (
+            type(target) is _FunctionType
+            and name in ("__code__", "__defaults__", "__kwdefaults__")
+            and target.__code__.co_filename in _PROTECTED_FILES
+        ):
+            return f"changed {name} of {target.__qualname__}"
+        return None
+    if event in ("sys.settrace", "sys.setprofile"):
+        return f"called {event}"
+    if event == "import":
+        name = args[0] if args else ""
+        if st.block_ctypes and isinstance(name, str) and (
+            name in ("ctypes", "_ctypes") or name.startswith("ctypes.")
+        ):
+            return "+" + name
+        return None
+    if event == "sys.unraisablehook":
+        return None if args[0] is st.unraisable else "replaced sys.unraisablehook"
+    if event == "open":
+        return "opened a /proc file of a process" if _proc_path(args[0]) else None
+    if event == "os.symlink":
+        return "made a link into /proc" if "proc" in str(args[0]) else None
+    if event == "ctypes.call_function":
+        return "read or wrote raw memory with ctypes" if _ctypes_call_denied(args) else None
+    if event in ("ctypes.dlsym", "ctypes.dlsym/handle"):
+        name = args[1] if len(args) > 1 else ""
+        if isinstance(name, str) and name.startswith(("Py", "_Py", "process_vm", "ptrace")):
+            return f"looked up {name} with ctypes"
+        return None
+    if event == "vibecheck.tamper":
+        st.flag(str(args[0]) if args else "tampered")
+    return None
+
+
 def _make_hook(st: _State, formatter: types.CodeType) -> Any:
     """The audit hook of the run (closure over ``st``; referenced by nothing Python can see)."""
     busy: set[int] = set()
     getpid = os.getpid
-    getframe = _real_getframe
     get_ident = _get_ident
     denied = _Denied
-    ours = st.unraisable
-
-    def check(event: str, args: tuple[Any, ...]) -> str | None:
-        if event in _DENY:
-            return f"called {event}"
-        if event == "sys._getframe":
-            if _chain_protected(args[0]):
-                return "-sys._getframe on the harness's or the tests' frames"
-            return None
-        if event == "object.__getattr__":
-            name = args[1]
-            if name == "tb_frame":
-                if getframe(2).f_code is formatter:
-                    return None
-                if _chain_protected(args[0].tb_frame):
-                    return "-tb_frame of the harness's or the tests' frames"
-            elif name in _FRAME_ATTRS:
-                frame = getattr(args[0], name, None)
-                if frame is not None and _chain_protected(frame):
-                    return f"-{name} of the harness's or the tests' frames"
-            return None
-        if event in ("object.__setattr__", "object.__delattr__"):
-            target, name = args[0], args[1]
-            if id(target) in st.protected_ids:
-                return f"changed {getattr(target, '__qualname__', '?')}.{name}"
-            if (
-                type(target) is _FunctionType
-                and name in ("__code__", "__defaults__", "__kwdefaults__")
-                and target.__code__.co_filename in _PROTECTED_FILES
-            ):
-                return f"changed {name} of {target.__qualname__}"
-            return None
-        if event in ("sys.settrace", "sys.setprofile"):
-            return f"called {event}"
-        if event == "import":
-            name = args[0] if args else ""
-            if st.block_ctypes and isinstance(name, str) and (
-                name in ("ctypes", "_ctypes") or name.startswith("ctypes.")
-            ):
-                return "+" + name
-            return None
-        if event == "sys.unraisablehook":
-            return None if args[0] is ours else "replaced sys.unraisablehook"
-        if event == "open":
-            return "opened a /proc file of a process" if _proc_path(args[0]) else None
-        if event == "os.symlink":
-            return "made a link into /proc" if "proc" in str(args[0]) else None
-        if event == "ctypes.call_function":
-            return "read or wrote raw memory with ctypes" if _ctypes_call_denied(args) else None
-        if event in ("ctypes.dlsym", "ctypes.dlsym/handle"):
-            name = args[1] if len(args) > 1 else ""
-            if isinstance(name, str) and name.startswith(("Py", "_Py", "process_vm", "ptrace")):
-                return f"looked up {name} with ctypes"
-            return None
-        if event == "vibecheck.tamper":
-            st.flag(str(args[0]) if args else "tampered")
-        return None
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event not in _WATCH:
@@ -387,7 +390,7 @@ def _make_hook(st: _State, formatter: types.CodeType) -> Any:
             return
         busy.add(tid)
         try:
-            reason = check(event, args)
+            reason = _audit_reason(st, event, args, formatter)
         except Exception:
             reason = None
         finally:
