@@ -166,7 +166,9 @@ class RunProgress:
             self._write_end(terminalreporter)
 
     def _write_end(self, terminalreporter: Any) -> None:
-        if self.guard.spent()[0] or self.guard.budget is not None:
+        _, tokens_in, tokens_out, _ = self.guard.spent()
+        # offline models (replay, reference) spend nothing: no line for them
+        if tokens_in or tokens_out or self.guard.budget is not None:
             terminalreporter.write_line(self.spent_line())
         for scope, reason in self.guard.state.stops().items():
             what = "the run" if scope == "*" else scope
