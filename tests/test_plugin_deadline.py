@@ -48,6 +48,7 @@ class _Silent(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow  # waits for a 15 s deadline in a subprocess
 def test_a_backend_that_never_answers_is_an_error_at_the_deadline(tmp_path: Path) -> None:
     write_tiny_suite(tmp_path / "suite")
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
@@ -59,7 +60,7 @@ def test_a_backend_that_never_answers_is_an_error_at_the_deadline(tmp_path: Path
         "--vibe-model", "openai:silent-model", "--vibe-suite", "suite", "--vibe-tasks", "t/add",
         "--vibe-protocol", "baseline", "--vibe-cache-mode", "off",
         "--vibe-base-url", f"http://127.0.0.1:{server.server_port}/v1",
-        "--vibe-item-timeout", "3", "-rE",
+        "--vibe-item-timeout", "15", "-rE",
     ]
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
@@ -82,10 +83,11 @@ def test_a_backend_that_never_answers_is_an_error_at_the_deadline(tmp_path: Path
     out = "\n".join(lines)
     assert _Silent.seen.is_set(), out
     assert "1 error" in lines[-1], out
-    assert "Timeout (>3.0s)" in out, out
+    assert "Timeout (>15.0s)" in out, out
     assert "failed" not in lines[-1], out
-    # the request timeout is 600 s; the item's deadline ended it (start-up included)
-    assert summary_after < 60, out
+    # the request timeout is 600 s (and retried); the item's deadline (15 s, start-up of the
+    # SDK included, generous for a loaded machine) ended it
+    assert summary_after < 120, out
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "soon"])
