@@ -12,7 +12,7 @@ the step's logged metrics.
 Needs: ``pip install torch==2.13.0 trl transformers datasets accelerate`` (not in the dev
 extra: too heavy for CI).
 
-    python scripts/grpo_step.py [--suite bigvibebench] [--tasks 2] [--k 2] [--inject-solution]
+    python scripts/grpo_step.py [--suite bigvibebench] [--task ID ...] [--k 2] [--inject-solution]
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def build_tokenizer(texts: list[str]) -> Any:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suite", default="bigvibebench")
-    ap.add_argument("--tasks", type=int, default=2)
+    ap.add_argument("--task", action="append", default=None, metavar="TASK_ID",
+                    help="task of the suite (repeatable; default BigCodeBench/3 and BigCodeBench/5)")
     ap.add_argument("--k", type=int, default=2)
     ap.add_argument("--inject-solution", action="store_true")
     args = ap.parse_args()
@@ -67,7 +68,8 @@ def main() -> int:
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "data"
-        export_dataset(args.suite, "trl", out, k=args.k, limit=args.tasks)
+        export_dataset(args.suite, "trl", out, k=args.k,
+                       tasks=args.task or ["BigCodeBench/3", "BigCodeBench/5"])
         train = load_dataset("json", data_files=str(out / "train.jsonl"), split="train",
                              cache_dir=str(Path(tmp) / "hf"))
         print(f"dataset: {train.num_rows} rows, columns {train.column_names}")
