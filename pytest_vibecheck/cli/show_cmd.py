@@ -73,8 +73,13 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    for n, item in enumerate(items):
-        if n:
-            print("\n" + "=" * 78 + "\n")
-        print("\n".join(render_item(item)))
+    try:
+        for n, item in enumerate(items):
+            if n:
+                print("\n" + "=" * 78 + "\n")
+            print("\n".join(render_item(item)), flush=True)
+    except BrokenPipeError:  # `vibecheck show ... | head`: the reader has what it wanted
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
