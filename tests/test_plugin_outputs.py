@@ -213,3 +213,41 @@ def test_a_task_glob_that_matches_nothing_is_a_one_line_error(
     result = tiny.runpytest(*RUN, "--vibe-tasks", f"t/add,{glob}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR  # was: exit 5, nothing said
     assert result.stderr.str().strip() == message
+
+
+# ------------------------------------------------------------------ invisible when unused
+
+PROJECT_MARKERS = """
+[tool.pytest.ini_options]
+markers = ["style: the project's own marker", "baseline: the project's own marker"]
+
+[tool.vibecheck]
+model = "reference"
+"""
+
+
+def test_unused_plugin_registers_no_marker_and_prints_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml(PROJECT_MARKERS)
+    pytester.makepyfile(test_mine="import pytest\n\n@pytest.mark.style\ndef test_a() -> None:\n    pass\n")
+    markers = pytester.runpytest("--markers", "-p", "no:cacheprovider").stdout.str()
+    assert "@pytest.mark.style: the project's own marker" in markers
+    assert "vibe" not in markers  # no vibe_* marker, no vibecheck(...), no vibe_gate
+    run = pytester.runpytest("-p", "no:cacheprovider", "--strict-markers", "-rA")
+    off = pytester.runpytest("-p", "no:cacheprovider", "--strict-markers", "-rA",
+                             "-p", "no:vibecheck", "-p", "no:vibecheck-gate")
+    assert run.ret == off.ret == pytest.ExitCode.OK
+
+    def lines(result: pytest.RunResult) -> list[str]:
+        return [line for line in result.outlines if not line.startswith("plugins:") and " in " not in line]
+
+    assert lines(run) == lines(off)  # not one line more
+    assert "vibecheck" not in run.stdout.str().replace("plugins: vibecheck", "")
+
+
+def test_active_plugin_markers_are_namespaced(tiny: pytest.Pytester) -> None:
+    markers = tiny.runpytest("--markers", *RUN).stdout.str()
+    ours = sorted(line.split(":")[0] for line in markers.splitlines() if line.startswith("@pytest.mark.vibe"))
+    assert ours[:4] == ["@pytest.mark.vibe_baseline", "@pytest.mark.vibe_doc", "@pytest.mark.vibe_doc_1",
+                        "@pytest.mark.vibe_doc_2"]
+    assert len(ours) == 1 + 3 + 5 + 30  # vibecheck(...), protocols, categories, instruction ids
+    assert "@pytest.mark.style:" not in markers and "@pytest.mark.baseline:" not in markers

@@ -22,9 +22,9 @@ from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.plugin import preflight
 from pytest_vibecheck.plugin.deadline import item_deadline_s, timeout_method
 from pytest_vibecheck.plugin.items import (
-    MARKER_HELP,
     VibeItem,
     make_suite_collector,
+    marker_help,
     plan_items,
     select_problems,
 )
@@ -80,13 +80,13 @@ def pytest_configure(config: pytest.Config) -> None:
     ``pytest_vibecheck_register``, so ``conftest.py`` and entry-point plugins count); when
     active, build the per-process runtime (validating every model spec, key and SDK before any
     item runs) and, on the controller, the summary reporter."""
-    for line in MARKER_HELP:
-        config.addinivalue_line("markers", line)
     settings = resolve_settings(config)
     config.stash[SETTINGS_KEY] = settings
     config.stash[REGISTRY_KEY] = activate_session_registry(config, settings.instruction_dirs)
-    if not settings.active:
+    if not settings.active:  # invisible: no markers, no reporter, nothing printed
         return
+    for line in marker_help():  # all named vibe_*, registered only when the benchmark runs
+        config.addinivalue_line("markers", line)
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput.get(_RUN_ID_KEY) if workerinput is not None else None
     if workerinput is None:  # before anything is opened or spent
