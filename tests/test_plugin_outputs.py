@@ -251,3 +251,17 @@ def test_active_plugin_markers_are_namespaced(tiny: pytest.Pytester) -> None:
                         "@pytest.mark.vibe_doc_2"]
     assert len(ours) == 1 + 3 + 5 + 30  # vibecheck(...), protocols, categories, instruction ids
     assert "@pytest.mark.style:" not in markers and "@pytest.mark.baseline:" not in markers
+
+
+def test_vibe_junitxml_shows_each_threshold_check_as_a_testcase(tiny: pytest.Pytester) -> None:
+    result = tiny.runpytest(*RUN, "--vibe-protocol", "single", "--vibe-k", "1", "--vibe-no-fail-items",
+                            "--vibe-fail-under", "pass@1=0.5,task_if=0.9", "--vibe-junitxml", "j.xml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the task_if gate
+    first = next(iter(ET.parse(tiny.path / "j.xml").getroot()))
+    assert (first.get("name"), first.get("tests"), first.get("failures")) == ("vibecheck thresholds", "2", "1")
+    cases = {c.get("name"): c.find("failure") for c in first.iter("testcase")}
+    assert cases["pass@1 >= 0.5000: reference single k=1 (tiny)"] is None
+    failure = cases["task_if >= 0.9000: reference single k=1 (tiny)"]
+    assert failure is not None and failure.get("message") == (
+        "FAILED task_if >= 0.9000: reference single k=1 (tiny) = 0.3333, short by 0.5667 (56.67 points)"
+    )
