@@ -105,10 +105,9 @@ def test_the_run_ends_on_the_summary_table(tiny: pytest.Pytester) -> None:
     assert any(line.startswith("FAILED") for line in lines[:start])
     assert lines[start + 1].startswith("suite  model")
     assert lines[start + 2].startswith("tiny   reference  baseline  0  3  100.0%")
-    assert lines[start + 5:] == [
-        "vibecheck: 3 failed vibecheck item(s) ignored (--vibe-no-fail-items)",
-        lines[-1],
-    ]
+    # after the table, its legend and totals: only vibecheck's one-line notes, then pytest's line
+    assert "vibecheck: 3 failed vibecheck item(s) ignored (--vibe-no-fail-items)" in lines[start + 5:]
+    assert all(line.startswith("vibecheck: ") for line in lines[start + 5:-1])
     assert lines[-1].startswith("3 failed in ")
     assert result.ret == pytest.ExitCode.OK
 
