@@ -113,6 +113,29 @@ def test_action_structure() -> None:
     assert "--vibe-gate --vibe-gate-config \"$CONFIG\"" in run["run"]
 
 
+def test_action_references_name_this_repository() -> None:
+    # every `uses:` of this action in the docs names the repository of pyproject.toml, not a
+    # placeholder such as OWNER/pytest-vibecheck@REF
+    import re
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    repo_url = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+    slug = repo_url.removeprefix("https://github.com/")
+    files = [ROOT / "README.md", ROOT / "docs" / "ci.md", *WORKFLOWS]
+    uses = [
+        (f.name, m.group(1))
+        for f in files
+        for m in re.finditer(r"uses: *([\w.-]+/pytest-vibecheck@[\w./-]+)", f.read_text(encoding="utf-8"))
+    ]
+    assert {u for _, u in uses} == {f"{slug}@main"}, uses
+    assert {name for name, _ in uses} >= {"README.md", "ci.md", "vibe-gate-example.yml"}
+    for f in files:
+        assert "OWNER" not in f.read_text(encoding="utf-8"), f
+
+
 def test_workflow_structure() -> None:
     ci = _yaml(ROOT / ".github/workflows/ci.yml")
     steps = ci["jobs"]["ci"]["steps"]

@@ -46,7 +46,7 @@ def test_keyword_selects_by_instruction_id(suite: pytest.Pytester) -> None:
         f"tiny::t/squares[reference-{p}]"
         for p in ("baseline", "single-k1", "single-k3", "multi-k1", "multi-k3")
     ]
-    result = suite.runpytest(*BASE, "--vibe-k", "1,3", "--collect-only", "-q", "-k", "doc_1 and single_turn")
+    result = suite.runpytest(*BASE, "--vibe-k", "1,3", "--collect-only", "-q", "-k", "doc_1 and vibe_single_turn")
     assert _ids(result) == [
         "tiny::t/add[reference-single-k1]",
         "tiny::t/add[reference-single-k3]",
@@ -56,11 +56,11 @@ def test_keyword_selects_by_instruction_id(suite: pytest.Pytester) -> None:
 
 
 def test_protocol_and_category_markers(suite: pytest.Pytester) -> None:
-    result = suite.runpytest(*BASE, "--vibe-k", "1,3", "--collect-only", "-q", "-m", "multi_turn")
+    result = suite.runpytest(*BASE, "--vibe-k", "1,3", "--collect-only", "-q", "-m", "vibe_multi_turn")
     assert len(_ids(result)) == 6
     assert all("-multi-" in i for i in _ids(result))
     # style_3 (t/add) and style_5 (t/sign) are at position 3: judged by baseline and k = 3
-    result = suite.runpytest(*BASE, "--vibe-k", "1,3", "--collect-only", "-q", "-m", "style")
+    result = suite.runpytest(*BASE, "--vibe-k", "1,3", "--collect-only", "-q", "-m", "vibe_style")
     assert _ids(result) == [
         "tiny::t/add[reference-baseline]",
         "tiny::t/add[reference-single-k3]",
@@ -69,6 +69,10 @@ def test_protocol_and_category_markers(suite: pytest.Pytester) -> None:
         "tiny::t/sign[reference-single-k3]",
         "tiny::t/sign[reference-multi-k3]",
     ]
+    # one marker per judged instruction id, too: style_3 is judged by t/add's baseline and k = 3
+    result = suite.runpytest(*BASE, "--vibe-k", "1,3", "--collect-only", "-q", "-m", "vibe_style_3",
+                             "--strict-markers")
+    assert _ids(result) == [f"tiny::t/add[reference-{p}]" for p in ("baseline", "single-k3", "multi-k3")]
     result = suite.runpytest(
         *BASE, "--vibe-k", "1,3", "--collect-only", "-q", "-m", "vibecheck(protocol='single', k=1)"
     )

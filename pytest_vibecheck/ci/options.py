@@ -31,6 +31,11 @@ class CISettings:
     #: where each option's value came from (``--vibe-shard``, ``environment variable ...``)
     sources: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def used(self) -> bool:
+        """True if any CI option was given; else the plugin registers nothing (invisible)."""
+        return bool(self.gate or self.thresholds or self.no_fail_items or self.shard)
+
 
 
 

@@ -81,12 +81,12 @@ def pytest_configure(config: pytest.Config) -> None:
     terminal summary (thresholds, exit note) comes after the summary table."""
     settings = resolve_ci_settings(config)
     config.stash[CI_SETTINGS_KEY] = settings
-    config.addinivalue_line(
-        "markers", "vibe_gate: a pull-request gate item of pytest-vibecheck (--vibe-gate)"
-    )
     if settings.gate:
+        config.addinivalue_line(
+            "markers", "vibe_gate: a pull-request gate item of pytest-vibecheck (--vibe-gate)"
+        )
         config.stash[GATE_RUN_KEY] = GateRun.create(config, settings)
-    if not _is_worker(config):
+    if settings.used and not _is_worker(config):  # invisible when no CI option is given
         reporter = CIReporter(config, settings)
         config.stash[REPORTER_KEY] = reporter
         config.pluginmanager.register(reporter, "vibecheck-ci-reporter")

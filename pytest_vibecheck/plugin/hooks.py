@@ -19,28 +19,20 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.plugin import preflight
-from pytest_vibecheck.plugin.deadline import item_deadline_s, timeout_method
-from pytest_vibecheck.plugin.items import (
-    MARKER_HELP,
-    VibeItem,
-    make_suite_collector,
-    plan_items,
-    select_problems,
-)
 from pytest_vibecheck.plugin.registry import REGISTRY_KEY, activate_session_registry
-from pytest_vibecheck.plugin.run import RUNTIME_KEY, Runtime, VibeInfraError
 from pytest_vibecheck.plugin.settings import (
     SETTINGS_KEY,
     VibeSettings,
     add_options,
     resolve_settings,
 )
-from pytest_vibecheck.report.progress import RunProgress
-from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
+
+# The rest is imported inside the hooks, once the benchmark is active: a pytest session that
+# does not use the plugin pays for this module, the settings and the registry only
+# (benchmarks/bench_plugin_unused.py).
 
 if TYPE_CHECKING:
-    from pytest_vibecheck.plugin.settings import VibeSettings
+    from pytest_vibecheck.plugin.items import VibeItem
     from pytest_vibecheck.suites.store import Suite
 
 _RUN_ID_KEY = "vibecheck_run_id"
@@ -80,13 +72,18 @@ def pytest_configure(config: pytest.Config) -> None:
     ``pytest_vibecheck_register``, so ``conftest.py`` and entry-point plugins count); when
     active, build the per-process runtime (validating every model spec, key and SDK before any
     item runs) and, on the controller, the summary reporter."""
-    for line in MARKER_HELP:
-        config.addinivalue_line("markers", line)
     settings = resolve_settings(config)
     config.stash[SETTINGS_KEY] = settings
     config.stash[REGISTRY_KEY] = activate_session_registry(config, settings.instruction_dirs)
-    if not settings.active:
+    if not settings.active:  # invisible: no markers, no reporter, nothing printed
         return
+    from pytest_vibecheck.plugin.items import marker_help
+    from pytest_vibecheck.plugin.run import RUNTIME_KEY, Runtime
+    from pytest_vibecheck.report.progress import RunProgress
+    from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
+
+    for line in marker_help():  # all named vibe_*, registered only when the benchmark runs
+        config.addinivalue_line("markers", line)
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput.get(_RUN_ID_KEY) if workerinput is not None else None
     if workerinput is None:  # before anything is opened or spent
@@ -147,12 +144,22 @@ def _check_outputs(config: pytest.Config, settings: VibeSettings) -> None:
         seen[key] = where
 
 
+def _active(config: pytest.Config) -> bool:
+    settings = config.stash.get(SETTINGS_KEY, None)
+    return settings is not None and settings.active
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Close the runtime, unregister the reporter and restore the registry active before."""
     active = config.stash.get(REGISTRY_KEY, None)
     if active is not None:
         active.close()
         del config.stash[REGISTRY_KEY]
+    if not _active(config):
+        return
+    from pytest_vibecheck.plugin.run import RUNTIME_KEY
+    from pytest_vibecheck.report.session import SUMMARY_KEY
+
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is not None:
         runtime.close()
@@ -169,6 +176,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Tell the run guard how many benchmark items the run has (for ``--vibe-max-errors P%``)."""
+    if not _active(session.config):
+        return
+    from pytest_vibecheck.plugin.items import VibeItem
+    from pytest_vibecheck.plugin.run import RUNTIME_KEY
+
     runtime = session.config.stash.get(RUNTIME_KEY, None)
     if runtime is not None:
         runtime.guard.items = sum(isinstance(i, VibeItem) for i in session.items)
@@ -196,6 +208,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 
 def _sandbox_python(config: pytest.Config) -> str | None:
+    from pytest_vibecheck.plugin.run import RUNTIME_KEY
+
     runtime = config.stash.get(RUNTIME_KEY, None)
     exec_settings = runtime.exec_settings if runtime is not None else None
     return exec_settings.sandbox.python if exec_settings is not None else None
@@ -203,6 +217,8 @@ def _sandbox_python(config: pytest.Config) -> str | None:
 
 def _environment_lines(config: pytest.Config, settings: VibeSettings) -> list[str]:
     """The header line on tasks that cannot run here (:func:`preflight.header_line`), if any."""
+    from pytest_vibecheck.plugin import preflight
+    from pytest_vibecheck.plugin.items import select_problems
     from pytest_vibecheck.suites.store import load_suite
 
     missing: dict[str, tuple[str, ...]] = {}
@@ -247,6 +263,8 @@ def pytest_make_collect_report(
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active or report.outcome != "passed":
         return report
+    from pytest_vibecheck.plugin import preflight
+    from pytest_vibecheck.plugin.items import make_suite_collector, plan_items, select_problems
     from pytest_vibecheck.plugin.selection import SELECTION_KEY, check_task_globs
     from pytest_vibecheck.suites.store import file_sha256
 
@@ -282,6 +300,11 @@ def pytest_runtest_makereport(
     item's record as a report attribute, with short properties for JUnit files in its place
     (:func:`pytest_vibecheck.report.properties.move_record`)."""
     report = yield
+    if not _active(item.config):
+        return report
+    from pytest_vibecheck.plugin.items import VibeItem
+    from pytest_vibecheck.plugin.run import VibeInfraError
+
     if not isinstance(item, VibeItem):
         return report
     if call.excinfo is not None and isinstance(call.excinfo.value, VibeInfraError):
@@ -298,6 +321,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active or not config.pluginmanager.hasplugin("timeout"):
         return
+    from pytest_vibecheck.plugin.deadline import timeout_method
+    from pytest_vibecheck.plugin.items import VibeItem
+
     method = timeout_method()
     for item in items:
         if isinstance(item, VibeItem):
@@ -307,6 +333,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def item_timeout_s(settings: VibeSettings, item: VibeItem) -> float:
     """``--vibe-item-timeout`` if set, else :func:`~pytest_vibecheck.plugin.deadline.item_deadline_s`
     from the backend's request timeout and retries and the sandbox's time limits."""
+    from pytest_vibecheck.plugin.deadline import item_deadline_s
+
     if settings.item_timeout is not None:
         return settings.item_timeout
     from pytest_vibecheck.execute.calibrate import DEFAULT_REFERENCE_LIMIT_S
@@ -332,6 +360,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active:
         return None
+    from pytest_vibecheck.plugin.items import VibeItem
     from pytest_vibecheck.plugin.selection import SELECTION_KEY
 
     n = sum(isinstance(i, VibeItem) for i in items)

@@ -12,9 +12,12 @@ suite name in place of the path, e.g.::
 so they are stable across runs (``--lf``, ``--ff``), deterministic on every xdist worker, and
 ``-k`` matches the suite, task id, model label, protocol, instruction ids and categories.
 
-Markers on every item: ``vibecheck(suite=, model=, protocol=, k=, sample=)``, one protocol marker
-(``baseline``, ``single_turn``, ``multi_turn``) and one marker per category of the judged
-instructions (``style``, ``logic``, ``doc``, ``error``, ``library``).
+Markers on every item (all start with ``vibe``, so none clashes with a project's own markers,
+and they are registered only when the benchmark is active): ``vibecheck(suite=, model=,
+protocol=, k=, sample=)``, one protocol marker (``vibe_baseline``, ``vibe_single_turn``,
+``vibe_multi_turn``), one marker per category of the judged instructions (``vibe_style``,
+``vibe_logic``, ``vibe_doc``, ``vibe_error``, ``vibe_library``) and one per judged instruction
+id (``vibe_style_3``).
 """
 
 from __future__ import annotations
@@ -47,25 +50,46 @@ __all__ = [
     "VibeItem",
     "VibeSuite",
     "item_param",
+    "marker_help",
+    "marker_name",
     "model_labels",
     "plan_items",
     "select_problems",
 ]
 
-#: Marker name of each protocol.
+#: Marker name of each protocol. Every marker of the plugin starts with ``vibe``, so none can
+#: clash with a project's own markers (``style``, ``error``, ``baseline`` ...); they are
+#: registered only when the benchmark is active.
 PROTOCOL_MARKERS: dict[str, str] = {
-    "baseline": "baseline",
-    "single": "single_turn",
-    "multi": "multi_turn",
+    "baseline": "vibe_baseline",
+    "single": "vibe_single_turn",
+    "multi": "vibe_multi_turn",
 }
 
-MARKER_HELP: tuple[str, ...] = (
-    "vibecheck(suite, model, protocol, k, sample): a pytest-vibecheck benchmark item",
-    "baseline: vibecheck item of the baseline protocol (no instructions; paper §3.2)",
-    "single_turn: vibecheck item of the single-turn protocol (paper §3.2)",
-    "multi_turn: vibecheck item of the multi-turn protocol (paper §3.2)",
-    *(f"{cat}: vibecheck item judging a {name} instruction" for cat, name in CATEGORIES.items()),
-)
+#: ``-k`` words of each protocol (besides the marker names, which are keywords too).
+_PROTOCOL_WORDS: dict[str, str] = {"baseline": "baseline", "single": "single_turn", "multi": "multi_turn"}
+
+
+def marker_name(category_or_id: str) -> str:
+    """The marker of an instruction category or id: ``style`` -> ``vibe_style``, ``style_3``
+    -> ``vibe_style_3``."""
+    return f"vibe_{category_or_id}"
+
+
+def marker_help() -> tuple[str, ...]:
+    """The ``markers`` ini lines of the benchmark (``pytest --markers`` shows them)."""
+    from pytest_vibecheck.verify.instructions import default_registry
+
+    return (
+        "vibecheck(suite, model, protocol, k, sample): a pytest-vibecheck benchmark item",
+        "vibe_baseline: vibecheck item of the baseline protocol (no instructions; paper §3.2)",
+        "vibe_single_turn: vibecheck item of the single-turn protocol (paper §3.2)",
+        "vibe_multi_turn: vibecheck item of the multi-turn protocol (paper §3.2)",
+        *(f"{marker_name(cat)}: vibecheck item judging a {name} instruction"
+          for cat, name in CATEGORIES.items()),
+        *(f"{marker_name(inst.id)}: vibecheck item judging instruction {inst.id}"
+          for inst in default_registry()),
+    )
 
 
 def _sanitize(text: str) -> str:
@@ -201,9 +225,11 @@ class VibeItem(pytest.Item):
                 cats.append(cat)
             self.extra_keyword_matches.add(iid)
         for cat in cats:
-            self.add_marker(cat)
+            self.add_marker(marker_name(cat))
+        for _pos, iid, _params in spec.instructions:
+            self.add_marker(marker_name(iid))
         self.extra_keyword_matches.update(
-            {spec.suite, spec.model, spec.label, spec.protocol, PROTOCOL_MARKERS[spec.protocol]}
+            {spec.suite, spec.model, spec.label, spec.protocol, _PROTOCOL_WORDS[spec.protocol]}
         )
 
     def setup(self) -> None:

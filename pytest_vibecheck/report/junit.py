@@ -4,6 +4,11 @@ Made for CI dashboards and JUnit viewers (Jenkins, GitLab, xunit-viewer, junit2h
 against the common Ant/Jenkins JUnit schema (``tests/data/junit-common.xsd``)::
 
     <testsuites name="pytest-vibecheck" tests= failures= errors= time=>
+      <testsuite name="vibecheck thresholds" tests= failures=>   first, when the run had thresholds
+        <testcase classname="vibecheck.thresholds" name="pass@1 &gt;= 0.7000: reference single k=5 (bigvibebench-lite)">
+          <failure message="FAILED pass@1 >= 0.7000: ... short by 0.2400 (24.00 points)" type="vibecheck.threshold"/>
+        </testcase>
+      </testsuite>
       <testsuite name="bigvibebench-lite | reference | single | k=5" tests= failures= errors= skipped= time=>
         <properties>                                       the group's metrics, readable
           <property name="pass@1" value="46.0%"/>
@@ -18,11 +23,6 @@ against the common Ant/Jenkins JUnit schema (``tests/data/junit-common.xsd``)::
     k: 5
     tests: passed
     doc_1: failed ...</system-out>
-        </testcase>
-      </testsuite>
-      <testsuite name="vibecheck thresholds" tests= failures=>      when the run had thresholds
-        <testcase classname="vibecheck.thresholds" name="pass@1 &gt;= 0.7000: reference single k=5 (bigvibebench-lite)">
-          <failure message="FAILED pass@1 >= 0.7000: ... short by 0.2400 (24.00 points)" type="vibecheck.threshold"/>
         </testcase>
       </testsuite>
     </testsuites>
@@ -182,6 +182,8 @@ def build_junit(report: Mapping[str, Any]) -> JUnitXml:
     for item in report.get("items") or []:
         items_by_group[(str(item["suite"]), str(item["model"]), str(item["protocol"]), int(item["k"]))].append(item)
     xml = JUnitXml("pytest-vibecheck")
+    if report.get("thresholds"):  # first: a failed gate is the first thing a viewer shows
+        xml.add_testsuite(_threshold_suite(list(report["thresholds"])))
     for g in report.get("aggregates") or []:
         key = (str(g["suite"]), str(g["model"]), str(g["protocol"]), int(g["k"]))
         ts = TestSuite(f"{key[0]} | {key[1]} | {key[2]} | k={key[3]}")
@@ -196,8 +198,6 @@ def build_junit(report: Mapping[str, Any]) -> JUnitXml:
             ts.tests = ts.failures = ts.errors = ts.skipped = 0
             ts.time = 0.0
         xml.add_testsuite(ts)
-    if report.get("thresholds"):
-        xml.add_testsuite(_threshold_suite(list(report["thresholds"])))
     xml.update_statistics()  # type: ignore[no-untyped-call]
     return xml
 
