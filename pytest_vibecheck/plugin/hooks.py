@@ -248,7 +248,10 @@ def pytest_make_collect_report(
     if settings is None or not settings.active or report.outcome != "passed":
         return report
     from pytest_vibecheck.plugin.selection import SELECTION_KEY, check_task_globs
+    from pytest_vibecheck.suites.profiles import generation_setup, get_profile
     from pytest_vibecheck.suites.store import file_sha256
+
+    profile = get_profile(settings.profile)
 
     result = list(report.result) if _explicit_args(config) else []
     suites = [_load_suite(name) for name in settings.suites]
@@ -267,8 +270,24 @@ def pytest_make_collect_report(
         problems = select_problems(suite.problems, settings.tasks, settings.limit)
         if selection is not None:
             selection.suites[suite.name] = (len(problems), len(suite.problems))
+        kinds = sorted({p.test.kind for p in suite.problems if not profile.applies_to(p.test.kind)})
+        if kinds:
+            raise pytest.UsageError(
+                f"vibecheck: --vibe-suite {suite.name}: profile {profile.name!r} "
+                f"({profile.description}) does not apply to tests of kind {', '.join(kinds)}; "
+                "use --vibe-profile=paper"
+            )
+        try:
+            setup = generation_setup(
+                profile,
+                suite.manifest,
+                temperature=settings.temperature,
+                system_prompt=settings.system_prompt,
+            )
+        except ValueError as exc:
+            raise pytest.UsageError(f"vibecheck: --vibe-suite {suite.name}: {exc}") from None
         missing = preflight.missing_by_task(problems, _sandbox_python(config))
-        specs = list(plan_items(suite.name, digest, problems, settings, missing))
+        specs = list(plan_items(suite.name, digest, problems, settings, missing, setup))
         result.append(make_suite_collector(collector, suite.name, specs, settings.samples))
     report.result = result
     return report
