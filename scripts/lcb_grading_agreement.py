@@ -98,8 +98,19 @@ def main(argv: list[str] | None = None) -> int:
                       f"fail here/pass official {table[f'{kind}:fail/pass']}")
             if table["error"]:
                 print(f"  errors: {table['error']}")
-            for r in rows:
-                if r["status"] != "passed" and r["official"]:
+            missed = [r for r in rows if r["status"] != "passed" and r["official"]]
+            if len(missed) > 20:  # summarise by the kind of failure
+                why: Counter[str] = Counter()
+                for r in missed:
+                    msg = r["message"]
+                    key = ("no such function (entry-point rule)" if "does not define" in msg
+                           else "NameError at import (no prelude)" if "NameError" in msg
+                           else f"{r['status']}: {msg[:60]}")
+                    why[f"{r['kind']}: {key}"] += 1
+                for key, n in why.most_common():
+                    print(f"  - {n} x {key}")
+            else:
+                for r in missed:
                     print(f"  - {r['task_id']} ({r['kind']}) {r['status']}: {r['message'][:160]!r}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")

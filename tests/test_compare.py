@@ -124,6 +124,7 @@ def test_lcb_entry_point_rule() -> None:
 
 def test_prelude_and_unknown_rule() -> None:
     assert compare.uses_prelude("lcb") and not compare.uses_prelude("paper")
+    assert (compare.int_max_str_digits("lcb"), compare.int_max_str_digits("paper")) == (50000, None)
     assert compare.LCB_PRELUDE.endswith("sys.setrecursionlimit(50000)\n")
     with pytest.raises(ValueError, match="unknown grading rule 'vibecheck'; expected one of paper, lcb"):
         compare.stdout_mismatch("vibecheck", "1", "1")
