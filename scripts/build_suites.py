@@ -41,8 +41,8 @@ from pytest_vibecheck.suites.loaders import (
     load_livecodebench,
 )
 from pytest_vibecheck.suites.problem import Problem
-from pytest_vibecheck.suites.selectors.rules import RULES_VERSION, RulesSelector
 from pytest_vibecheck.suites.profiles import contradictory_pairs
+from pytest_vibecheck.suites.selectors.rules import RULES_VERSION, RulesSelector
 from pytest_vibecheck.suites.store import load_suite, read_manifest, write_suite
 
 SEED = 2510  # arXiv 2510.07315

@@ -41,7 +41,8 @@ PROBLEMS = "lcb_v5_problems_with_public_tests.jsonl.gz"
 
 
 def _submissions(path: Path) -> dict[str, tuple[str, bool]]:
-    rows = json.loads(gzip.open(path, "rt", encoding="utf-8").read())
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        rows = json.load(fh)
     out: dict[str, tuple[str, bool]] = {}
     for row in rows:
         codes = row["code_list"]
