@@ -40,6 +40,35 @@ MODELS = {
 PROBLEMS = "lcb_v5_problems_with_public_tests.jsonl.gz"
 
 
+def _truncate(value: Any, length: int = 300) -> str:
+    """lcb_runner's ``truncatefn``: how its metadata records the failing input."""
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= length else text[: length // 2] + "...(truncated) ..." + text[-length // 2 :]
+
+
+def _failed_public_input(problem: Any, metadata: Any) -> bool:
+    """Whether the official grading failed on one of the public tests' inputs (its metadata
+    records the failing input, truncated); otherwise it failed on a private test."""
+    if isinstance(metadata, str):
+        metadata = ast.literal_eval(metadata)
+    try:
+        failing = json.loads(metadata[0]).get("inputs")
+    except (ValueError, IndexError, TypeError, AttributeError):
+        return False
+    if failing is None:
+        return False
+    if problem.test.kind == "stdin":
+        public = [_truncate(c.input) for c in problem.test.cases]
+    else:
+        public = [_truncate([json.loads(line) for line in c.input.split("\n")]) for c in problem.test.cases]
+    return bool(failing in public)
+
+
+def _metadata(path: Path) -> dict[str, Any]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return {row["question_id"]: row.get("metadata") for row in json.load(fh)}
+
+
 def _submissions(path: Path) -> dict[str, tuple[str, bool]]:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         rows = json.load(fh)
@@ -67,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"problems": len(problems), "runs": {}}
     for model in args.models.split(","):
         subs = _submissions(args.data / MODELS[model])
+        meta = _metadata(args.data / MODELS[model])
         ids = sorted(t for t in subs if t in problems)
         for grading in args.gradings.split(","):
             profile = get_profile(grading)
@@ -99,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"fail here/pass official {table[f'{kind}:fail/pass']}")
             if table["error"]:
                 print(f"  errors: {table['error']}")
+            public = [r for r in rows if r["status"] == "passed" and not r["official"]
+                      and _failed_public_input(problems[r["task_id"]], meta[r["task_id"]])]
+            print(f"  pass here, fail official: {len(public)} failed officially on a public input "
+                  f"(the rest on a private one): {', '.join(r['task_id'] for r in public)}")
             missed = [r for r in rows if r["status"] != "passed" and r["official"]]
             if len(missed) > 20:  # summarise by the kind of failure
                 why: Counter[str] = Counter()
