@@ -189,6 +189,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     ]
     return [
         f"vibecheck: models {', '.join(settings.models)}; suites {', '.join(suites)}; "
+        f"profile {settings.profile}; "
         f"protocols {','.join(settings.protocols)}; k {','.join(map(str, settings.ks))}; "
         f"samples {settings.samples}; generation cache {cache}{header_part(settings)}",
         *_environment_lines(config, settings),
