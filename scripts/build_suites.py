@@ -19,7 +19,8 @@ Everything is deterministic: the same data and seed give byte-identical files. T
 selection runs the reference solutions in the sandbox once (``--reselect-lite``); its task
 ids and measurements are recorded in the lite manifest, and later builds reuse them, so
 timing noise never changes the suite. ``--check`` rebuilds into a temporary folder and
-compares every data file and manifest with the shipped ones byte for byte.
+compares every data file and manifest with the shipped ones byte for byte, and fails on any
+contradictory (prompt, instruction) pair in any shipped suite (:func:`contradictory_pairs`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_vibecheck.generate.protocols import PAPER_LIVE_SYSTEM_PROMPT
 from pytest_vibecheck.suites.augment import augment, category_shares
 from pytest_vibecheck.suites.loaders import (
     SkippedRecord,
@@ -39,8 +41,9 @@ from pytest_vibecheck.suites.loaders import (
     load_livecodebench,
 )
 from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.suites.profiles import contradictory_pairs
 from pytest_vibecheck.suites.selectors.rules import RULES_VERSION, RulesSelector
-from pytest_vibecheck.suites.store import read_manifest, write_suite
+from pytest_vibecheck.suites.store import load_suite, read_manifest, write_suite
 
 SEED = 2510  # arXiv 2510.07315
 K = 5
@@ -199,6 +202,11 @@ def _check(args: argparse.Namespace) -> int:
                 same = (folder / name).read_bytes() == (args.out / folder.name / name).read_bytes()
                 bad += not same
                 print(f"{folder.name}/{name}: {'identical' if same else 'DIFFERENT'}")
+            pairs = contradictory_pairs(load_suite(args.out / folder.name))
+            for line in pairs[:20]:
+                print(f"contradictory pair: {line}")
+            print(f"{folder.name}: {len(pairs)} contradictory (prompt, instruction) pairs")
+            bad += bool(pairs)
     return 1 if bad else 0
 
 
@@ -283,6 +291,8 @@ def main() -> int:
             attribution=LCB_ATTRIBUTION,
             licences=LCB_LICENCES,
             extra={
+                # the paper's decoding on LiveVibeBench (§4.1) and its Live system prompt
+                "generation": {"temperature": 0.2, "system_prompt": PAPER_LIVE_SYSTEM_PROMPT},
                 "private_tests": "absent: only the public test cases are included, so pass rates run higher "
                 "than LiveCodeBench's official grading and some AtCoder problems accept several outputs",
                 "excluded": [

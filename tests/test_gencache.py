@@ -66,7 +66,8 @@ def test_key_is_sha256_of_the_documented_components() -> None:
     comp = key_components(ID, req(extra={"top_p": 0.9}))
     assert comp == {
         "schema": 1,
-        "prompt_version": "vibecheck-prompts-1",
+        "prompt_version": "vibecheck-prompts-2",
+        "profile": "paper",
         "backend": {"base_url": "http://127.0.0.1:8000/v1", "model": "gpt-x", "provider": "openai"},
         "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "Write f."}],
         "temperature": 0.0,
@@ -90,6 +91,7 @@ CHANGES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("top_p", {}, {"extra": {"top_p": 0.5}}),
     ("seed", {}, {"extra": {"seed": 1}}),
     ("stop", {}, {"extra": {"stop": ["```"]}}),
+    ("profile", {}, {"profile": "lcb"}),
 ]
 
 
@@ -100,7 +102,7 @@ def test_key_changes_with_each_component(what: str, identity: dict[str, Any], re
 
 def test_key_changes_with_prompt_and_schema_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     before = cache_key(ID, req())
-    monkeypatch.setattr(gencache, "PROMPT_VERSION", "vibecheck-prompts-2")
+    monkeypatch.setattr(gencache, "PROMPT_VERSION", "vibecheck-prompts-3")
     after_prompt = cache_key(ID, req())
     monkeypatch.setattr(gencache, "CACHE_SCHEMA_VERSION", 2)
     after_schema = cache_key(ID, req())

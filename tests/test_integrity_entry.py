@@ -59,8 +59,10 @@ def test_vibecheck_exec_reports_the_exact_status(
     suite = _mini_suite(tmp_path, [problem_for(case.kind)])
     code = tmp_path / "candidate.py"
     code.write_text(case.code, encoding="utf-8")
+    # the functional cases are written in LiveCodeBench's form: the lcb rule calls Solution()
+    profile = ["--profile", "lcb"] if case.kind == "functional" else []
     rc = main(["exec", "--suite", str(suite), "--task", "mini/0", "--code", str(code), "--json",
-               "--time-limit", "5"])
+               "--time-limit", "5", *profile])
     out = json.loads(capsys.readouterr().out)
     assert out["status"] == case.expected
     assert rc == 1  # a model failure, never 3 (error/skipped) and never 0

@@ -10,8 +10,6 @@ import pytest
 
 from pytest_vibecheck.errors import DataFileError, UnknownIdError
 from pytest_vibecheck.suites.loaders import (
-    LCB_FORMAT_FUNCTIONAL,
-    LCB_FORMAT_STDIN,
     SkippedRecord,
     detect_format,
     load_bigcodebench,
@@ -112,8 +110,9 @@ def test_livecodebench_kinds_prompts_and_skipped() -> None:
     assert first.test.kind == "functional"
     assert first.entry_point == first.test.entry_point == "distinctDifferenceArray"
     assert first.starter_code.startswith("class Solution:\n    def distinctDifferenceArray(")
-    assert first.prompt.startswith("### Question:\nYou are given a 0-indexed array nums")
-    assert first.prompt.endswith(LCB_FORMAT_FUNCTIONAL.format(starter_code=first.starter_code))
+    # the statement alone: the profile words the query (generate/protocols.py)
+    assert first.prompt.startswith("You are given a 0-indexed array nums")
+    assert first.prompt.endswith("1 <= nums[i] <= 50")
     assert first.metadata == {
         "difficulty": "easy",
         "platform": "leetcode",
@@ -130,7 +129,7 @@ def test_livecodebench_kinds_prompts_and_skipped() -> None:
     stdin = next(p for p in live if p.task_id == "abc301_a")
     assert stdin.test.kind == "stdin"
     assert stdin.entry_point is None
-    assert stdin.prompt.endswith(LCB_FORMAT_STDIN)
+    assert stdin.prompt.startswith("Takahashi and Aoki played N games.")
     assert stdin.test.cases[0].input == "5\nTTAAT\n"
     assert stdin.test.cases[0].output == "T\n"
 

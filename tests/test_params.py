@@ -91,19 +91,19 @@ def test_unknown_instruction() -> None:
 
 
 def test_render_prompt_fills_parameters() -> None:
-    assert render_prompt("logic_3", {"max_branches": 3}) == "Each function has at most 3 branches."
+    assert render_prompt("logic_3", {"max_branches": 3}) == "Ensure each function has at most 3 branches."
     assert render_prompt("logic_3", {"max_branches": 3}, "multi") == (
         "Refactor the code so that each function has at most 3 branches."
     )
     assert render_prompt("doc_3", {"convention": "google"}) == "Document your code using the google docstring format."
-    assert render_prompt("style_3") == "Ensure all lines are no longer than 79 characters."
+    assert render_prompt("style_3") == "Write code ensuring all lines are no longer than 79 characters."
     assert render_prompt(get_instruction("style_3"), {"line_length": 88}, "multi") == (
         "Reformat the code so that all lines are no longer than 88 characters."
     )
     # invalid values render the default, silently
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert render_prompt("logic_3", {"max_branches": 99}) == "Each function has at most 2 branches."
+        assert render_prompt("logic_3", {"max_branches": 99}) == "Ensure each function has at most 2 branches."
 
 
 def test_render_prompt_without_parameters_is_the_template() -> None:

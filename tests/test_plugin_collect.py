@@ -103,7 +103,7 @@ def test_explicit_paths_are_collected_beside_the_benchmark(suite: pytest.Pyteste
 def test_header_lines(suite: pytest.Pytester) -> None:
     result = suite.runpytest(*BASE, "--vibe-protocol", "baseline", "--collect-only")
     result.stdout.fnmatch_lines([
-        "vibecheck: models reference; suites suite; protocols baseline; k 5; samples 1; generation cache *cache.sqlite (use)",
+        "vibecheck: models reference; suites suite; profile paper; protocols baseline; k 5; samples 1; generation cache *cache.sqlite (use)",
         "*vibecheck: 3 items*",
     ])
 

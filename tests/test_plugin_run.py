@@ -172,9 +172,9 @@ def test_exact_single_and_multi_turn_messages(tiny: pytest.Pytester, monkeypatch
         {
             "role": "user",
             "content": prompt
-            + "\n\nAlso, generate the code to meet the following requirements:\n"
+            + "\n\nAdditionally, ensure your code meets the following requirements:\n"
             "1. Add type annotations to all function arguments and return values, and do not use typing.Any.\n"
-            "2. Each function has at most 2 branches.",
+            "2. Ensure each function has at most 2 branches.",
         },
     ]
     assert by_label["multi-k2"]["messages"] == [

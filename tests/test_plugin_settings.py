@@ -121,3 +121,31 @@ def test_unknown_model_and_suite_fail_before_collection(pytester: pytest.Pyteste
     result = pytester.runpytest("--vibe-model", "reference", "--vibe-suite", "bigvibebench-lit")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown suite 'bigvibebench-lit'*"])
+
+
+def test_profile_from_command_line_environment_and_file(pytester: pytest.Pytester) -> None:
+    """Issue 14: ``--vibe-profile`` resolves like every other setting."""
+    s = _resolve(pytester)
+    assert (s.profile, s.temperature, s.system_prompt) == ("paper", None, None)
+    pytester.makepyprojecttoml('[tool.vibecheck]\nprofile = "lcb"\nsystem_prompt = "Be terse."\n')
+    s = _resolve(pytester)
+    assert (s.profile, s.system_prompt) == ("lcb", "Be terse.")
+    assert s.sources["profile"] == "pyproject.toml [tool.vibecheck] profile"
+    assert s.protocols == ("baseline",)  # lcb runs the baseline only
+    s = _resolve(pytester, env={"VIBECHECK_PROFILE": "paper"})
+    assert (s.profile, s.protocols) == ("paper", ("baseline", "single", "multi"))
+    s = _resolve(pytester, "--vibe-profile", "paper", "--vibe-temperature", "0.7")
+    assert (s.profile, s.temperature) == ("paper", 0.7)
+    assert s.to_dict()["profile"] == "paper"
+
+
+def test_profile_errors(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    with pytest.raises(pytest.UsageError, match=r"--vibe-profile: 'papr' is not valid; expected one of paper, lcb \(did you mean 'paper'\?\)"):
+        _resolve(pytester, "--vibe-profile", "papr")
+    with pytest.raises(pytest.UsageError, match=r"profile 'lcb' runs only baseline .*drop single"):
+        _resolve(pytester, "--vibe-profile", "lcb", "--vibe-protocol", "baseline,single")
+    prompt = tmp_path / "sys.txt"
+    prompt.write_text("From a file.\n", encoding="utf-8")
+    assert _resolve(pytester, "--vibe-system-prompt", f"file:{prompt}").system_prompt == "From a file.\n"
+    with pytest.raises(pytest.UsageError, match="cannot read"):
+        _resolve(pytester, "--vibe-system-prompt", f"file:{tmp_path / 'missing.txt'}")

@@ -24,18 +24,28 @@ from pytest_vibecheck.verify.params import render_prompt
 
 QUERY = "Write a function task_func(n) that returns the sum of 1..n."
 
+# The paper's BigVibeBench system prompt, verbatim from the authors' released pipeline
+# (maszhongming/SWE-IF, swe_if/code_generator.py).
 EXPECTED_SYSTEM = (
-    "You are an expert code-generation assistant. Your goal is to give a complete, runnable "
-    "code solution for every request.\n"
-    "\n"
-    "Reply in one of two formats:\n"
-    "1. If your reply contains any text besides the code, put the entire code solution in the "
-    "first ```python code block.\n"
-    "2. If your reply is only the code, give the raw code with no Markdown and no other text.\n"
-    "\n"
-    "When you write or edit code, satisfy all of the user's instructions from the whole "
-    "conversation while keeping the functionality intact, and always give the complete code, "
-    "even if nothing needs to change."
+    "**Objective:**\n"
+    "You are an expert code generation assistant. Your primary objective is to provide a complete "
+    "and runnable code solution for every request.\n\n"
+    "**Output Formats:**\n"
+    "You must strictly adhere to one of these two formats:\n\n"
+    "1.  **Format 1: Markdown-Wrapped Code**\n"
+    "    * **Use Case:** Use this format if your response contains ANY text or explanation in addition "
+    "to the code.\n"
+    "    * **Specification:** Place the entire code solution within the *first* Markdown code block "
+    "(e.g., ```python ... ```).\n\n"
+    "2.  **Format 2: Raw Code Only**\n"
+    "    * **Use Case:** Use this format ONLY if your response consists *exclusively* of the code "
+    "solution.\n"
+    "    * **Specification:** Provide the raw code directly, with no Markdown or other text.\n\n"
+    "**Requirements:**\n"
+    "1. When generating or editing code, satisfy ALL user instructions throughout the entire "
+    "conversation while keeping the functionality intact.\n"
+    "2. Always include **complete, runnable code** in every response, even if no changes are needed "
+    "from the previous version."
 )
 
 REFS = (
@@ -61,7 +71,11 @@ def make_problem(refs: tuple[InstructionRef, ...] = REFS) -> Problem:
 
 def test_system_prompt_and_version() -> None:
     assert SYSTEM_PROMPT == EXPECTED_SYSTEM
-    assert PROMPT_VERSION == "vibecheck-prompts-1"
+    assert PROMPT_VERSION == "vibecheck-prompts-2"
+    assert EXPECTED_SYSTEM.replace(
+        "provide a complete and runnable code solution for every request",
+        "provide functional Python solutions",
+    ).replace("**complete, runnable code**", "**complete Python functions**") == protocols.PAPER_LIVE_SYSTEM_PROMPT
 
 
 def test_baseline_messages_exact() -> None:
@@ -78,17 +92,18 @@ def test_single_turn_k2_exact() -> None:
         {
             "role": "user",
             "content": QUERY
-            + "\n\nAlso, generate the code to meet the following requirements:\n"
-            "1. Ensure all lines are no longer than 88 characters.\n"
-            "2. Each function has at most 2 branches.",
+            + "\n\nAdditionally, ensure your code meets the following requirements:\n"
+            "1. Write code ensuring all lines are no longer than 88 characters.\n"
+            "2. Ensure each function has at most 2 branches.",
         },
     )
 
 
-def test_single_turn_k1_is_a_numbered_list_of_one() -> None:
+def test_single_turn_k1_puts_the_instruction_inline() -> None:
+    """The released pipeline: one instruction goes on the requirement line itself."""
     assert single_turn_prompt(make_problem(), 1) == (
-        QUERY + "\n\nAlso, generate the code to meet the following requirements:\n"
-        "1. Ensure all lines are no longer than 88 characters."
+        QUERY + "\n\nAdditionally, ensure your code meets the following requirement: "
+        "Write code ensuring all lines are no longer than 88 characters."
     )
 
 
@@ -97,7 +112,7 @@ def test_single_turn_k5_uses_every_single_turn_prompt_in_order() -> None:
     lines = text.split("\n")
     assert lines[0] == QUERY
     assert lines[1] == ""
-    assert lines[2] == "Also, generate the code to meet the following requirements:"
+    assert lines[2] == "Additionally, ensure your code meets the following requirements:"
     assert lines[3:] == [f"{i}. {render_prompt(r.id, r.params, 'single')}" for i, r in enumerate(REFS, 1)]
     assert lines[5] == "3. Document your code using the google docstring format."
 
@@ -189,3 +204,99 @@ def test_messages_are_valid_requests() -> None:
 
 def test_module_lists_protocols() -> None:
     assert protocols.PROTOCOLS == ("baseline", "single", "multi")
+
+
+def test_paper_table1_prompts() -> None:
+    """The five single-turn prompts the paper prints (Table 1), word for word."""
+    assert render_prompt("style_3", {"line_length": 79}, "single") == (
+        "Write code ensuring all lines are no longer than 79 characters."
+    )
+    assert render_prompt("logic_3", {"max_branches": 2}, "single") == "Ensure each function has at most 2 branches."
+    assert render_prompt("doc_3", {"convention": "google"}, "single") == (
+        "Document your code using the google docstring format."
+    )
+    assert render_prompt("error_3", {}, "single") == "Replace all aliases with the canonical OSError exception."
+    assert render_prompt("library_1", {}, "single") == (
+        "Replace all os, os.path, glob, and open with their pathlib equivalents."
+    )
+
+
+def live_problem(kind: str, refs: tuple[InstructionRef, ...] = ()) -> Problem:
+    starter = "class Solution:\n    def f(self, x: int) -> int:\n        " if kind == "functional" else None
+    return Problem(
+        suite="live",
+        task_id="L/1",
+        prompt="Print x.",
+        test=TestSpec(kind=kind, entry_point="f" if starter else None),
+        entry_point="f" if starter else None,
+        starter_code=starter,
+        instructions=refs,
+    )
+
+
+def test_paper_live_queries() -> None:
+    stdin = protocols.query(live_problem("stdin"), "paper")
+    assert stdin.startswith("**Problem Type: Standard Input/Output**\n\n**Your Task:**\n")
+    assert stdin.endswith("comparing its standard output with the expected solution.\n\n---\n**Problem:**\nPrint x.")
+    func = protocols.query(live_problem("functional"), "paper")
+    assert func.startswith("**Problem Type: Functional Implementation**\n\n")
+    assert "**must be named `solve()`**" in func
+    assert func.endswith("---\n**Problem:**\nPrint x.")
+    assert "class Solution" not in func  # the paper's query has no starter code
+
+
+def test_lcb_live_queries() -> None:
+    assert protocols.query(live_problem("stdin"), "lcb") == (
+        "### Question:\nPrint x.\n\n### Format: Read the inputs from stdin solve the problem and "
+        "write the answer to stdout (do not directly test on the sample inputs). Enclose your code "
+        "within delimiters as follows.\n```python\n# YOUR CODE HERE\n```\n\n"
+        "### Answer: (use the provided format with backticks)\n\n"
+    )
+    func = protocols.query(live_problem("functional"), "lcb")
+    assert func == (
+        "### Question:\nPrint x.\n\n### Format: You will use the following starter code to write "
+        "the solution to the problem and enclose your code within delimiters.\n```python\n"
+        "class Solution:\n    def f(self, x: int) -> int:\n        \n```\n\n"
+        "### Answer: (use the provided format with backticks)\n\n"
+    )
+
+
+def test_old_live_records_are_refused() -> None:
+    old = Problem(suite="s", task_id="t", prompt="### Question:\nX", test=TestSpec(kind="stdin"))
+    with pytest.raises(ParameterError, match="s/t: the prompt is a LiveCodeBench query"):
+        protocols.query(old)
+
+
+def test_setup_selects_system_prompt_and_query() -> None:
+    from pytest_vibecheck.suites.profiles import generation_setup, get_profile
+
+    manifest = {"generation": {"temperature": 0.2, "system_prompt": protocols.PAPER_LIVE_SYSTEM_PROMPT}}
+    paper = generation_setup(get_profile("paper"), manifest)
+    lcb = generation_setup(get_profile("lcb"), manifest)
+    p = live_problem("stdin")
+    assert baseline_messages(p, paper)[0]["content"] == protocols.PAPER_LIVE_SYSTEM_PROMPT
+    assert baseline_messages(p, lcb) == (
+        {"role": "system", "content": protocols.LCB_SYSTEM_PROMPT},
+        {"role": "user", "content": protocols.lcb_query(p)},
+    )
+
+
+def test_contradictions() -> None:
+    doc4 = (InstructionRef("doc_4", {}),)
+    doc6 = (InstructionRef("doc_6", {}),)
+    # the paper's prompts never demand a reply format
+    assert protocols.request_contradictions(live_problem("stdin", doc4)) == []
+    assert protocols.request_contradictions(live_problem("functional", doc6)) == []
+    from pytest_vibecheck.suites.profiles import generation_setup, get_profile
+
+    lcb = generation_setup(get_profile("lcb"), None)
+    assert protocols.request_contradictions(live_problem("stdin", doc4), lcb) == [
+        ("doc_4", "enclose your code within delimiters"),
+        ("doc_4", "use the provided format with backticks"),
+    ]
+    assert protocols.request_contradictions(live_problem("stdin", doc6), lcb) == [
+        ("doc_6", "you will not return anything except for the program"),
+    ]
+    assert protocols.contradictions(["Answer in a Markdown code block:"], ["doc_4", "style_1"]) == [
+        ("doc_4", "in a markdown code block")
+    ]

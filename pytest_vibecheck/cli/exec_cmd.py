@@ -18,7 +18,8 @@ from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.cache import DEFAULT_EXEC_CACHE_PATH, ExecCache
 from pytest_vibecheck.execute.calibrate import DEFAULT_CALIBRATION_PATH, Calibrator
 from pytest_vibecheck.execute.sandbox import SandboxSettings
-from pytest_vibecheck.execute.tests import ExecSettings, run_tests
+from pytest_vibecheck.execute.tests import DEFAULT_TIME_LIMITS, ExecSettings, run_tests
+from pytest_vibecheck.suites.profiles import LIVE_KINDS, get_profile
 from pytest_vibecheck.suites.store import load_suite
 
 EXIT_BY_STATUS = {"passed": 0, "failed": 1, "timeout": 1, "tampered": 1, "error": 3, "skipped": 3}
@@ -38,6 +39,12 @@ def register(sub: Any) -> None:
         help="candidate program (default: the task's reference solution; - reads stdin)",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--profile",
+        default="paper",
+        help="profile whose grading rule and per-case time limit apply to LiveCodeBench tests: "
+        "paper (default) or lcb (docs/suites.md)",
+    )
     p.add_argument(
         "--time-limit",
         type=float,
@@ -86,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
     calibrator = None
     if args.time_limit is None:
         calibrator = Calibrator(DEFAULT_CALIBRATION_PATH, floor_s=args.floor, factor=args.factor)
+    profile = get_profile(args.profile)
+    limits = dict(DEFAULT_TIME_LIMITS)
+    limits.update(dict.fromkeys(LIVE_KINDS, profile.case_time_limit_s))
     try:
         settings = ExecSettings(
+            grading=profile.grading,
+            default_time_limits=limits,
             sandbox=SandboxSettings(
                 memory_headroom_mb=args.memory_mb,
                 network="allow" if args.allow_network else "block",

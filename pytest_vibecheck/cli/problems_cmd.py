@@ -79,8 +79,13 @@ def compute_stats(suite: Suite) -> dict[str, Any]:
     ``tasks_by_instruction_count``, ``category_shares``, ``paper_shares`` (or ``None``),
     ``instruction_frequency`` (id -> count of tasks), ``positions`` (id -> counts at
     positions 1..k), ``param_histograms`` (id -> param -> value -> count),
-    ``relevance_reasons`` (id -> decision -> rule -> count), ``fewer_than_k``.
+    ``relevance_reasons`` (id -> decision -> rule -> count), ``fewer_than_k``,
+    ``contradictory_pairs`` (the (task, instruction) pairs whose prompt contradicts the
+    instruction under some profile: :func:`~pytest_vibecheck.suites.profiles.contradictory_pairs`;
+    a shipped suite has none).
     """
+    from pytest_vibecheck.suites.profiles import contradictory_pairs
+
     reg = default_registry()
     problems = suite.problems
     freq: Counter[str] = Counter()
@@ -123,6 +128,7 @@ def compute_stats(suite: Suite) -> dict[str, Any]:
             if i in reasons
         },
         "fewer_than_k": sum("fewer_than_k" in p.provenance for p in problems),
+        "contradictory_pairs": contradictory_pairs(suite),
     }
 
 
@@ -140,6 +146,10 @@ def run_stats(args: argparse.Namespace) -> int:
         "  instructions per task: "
         + ", ".join(f"{k}: {v}" for k, v in stats["tasks_by_instruction_count"].items())
     )
+    pairs = stats["contradictory_pairs"]
+    print(f"  contradictory (prompt, instruction) pairs: {len(pairs)}")
+    for line in pairs[:10]:
+        print(f"    {line}")
     paper = stats["paper_shares"]
     print("category shares (this suite vs the paper, §3.1):")
     for cat, share in sorted(stats["category_shares"].items(), key=lambda kv: -kv[1]):

@@ -2,7 +2,7 @@
 
 Key = sha256 over canonical JSON of the candidate code, the problem's test specification
 (kind, test code, cases, entry point) and the execution settings that can change a verdict
-(sandbox version, limits, time limit, float tolerance): see :func:`cache_key`. Only verdicts
+(sandbox version, limits, time limit, grading rule): see :func:`cache_key`. Only verdicts
 about the code are stored (``passed``, ``failed``, ``timeout``); ``error`` and ``skipped``
 depend on the environment and are never cached.
 

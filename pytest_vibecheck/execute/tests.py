@@ -32,6 +32,7 @@ from typing import Any
 
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute import envcheck
+from pytest_vibecheck.execute._child.compare import GRADINGS
 from pytest_vibecheck.execute.cache import ExecCache, cache_key
 from pytest_vibecheck.execute.calibrate import Calibrator
 from pytest_vibecheck.execute.expected import expected_tests
@@ -77,7 +78,10 @@ class ExecSettings:
     - ``calibrator``: a :class:`~pytest_vibecheck.execute.calibrate.Calibrator`, or None.
     - ``startup_s``: wall-clock seconds allowed on top of the limit for interpreter start
       and imports.
-    - ``float_tol``: tolerance for float comparisons (absolute, or relative above 1).
+    - ``grading``: the grading rule of LiveCodeBench-style tests (``stdin``, ``functional``),
+      one of :data:`~pytest_vibecheck.execute._child.compare.GRADINGS`: ``"paper"`` (the
+      Vibe Checker paper's evaluator) or ``"lcb"`` (LiveCodeBench's); the exact rules are the
+      functions of ``execute/_child/compare.py``. There is no float tolerance.
     - ``check_env``: skip tasks whose libraries are missing, before running.
     """
 
@@ -88,7 +92,7 @@ class ExecSettings:
         default_factory=lambda: dict(DEFAULT_TIME_LIMITS)
     )
     startup_s: float = 20.0
-    float_tol: float = 1e-6
+    grading: str = "paper"
     check_env: bool = True
 
     def __post_init__(self) -> None:
@@ -96,8 +100,10 @@ class ExecSettings:
             raise VibecheckError(f"time_limit_s must be > 0 seconds, got {self.time_limit_s!r}")
         if not self.startup_s >= 0:
             raise VibecheckError(f"startup_s must be >= 0 seconds, got {self.startup_s!r}")
-        if not self.float_tol >= 0:
-            raise VibecheckError(f"float_tol must be >= 0, got {self.float_tol!r}")
+        if self.grading not in GRADINGS:
+            raise VibecheckError(
+                f"grading must be one of {', '.join(GRADINGS)}, got {self.grading!r}"
+            )
 
     def replace(self, **changes: Any) -> ExecSettings:
         """A copy with ``changes`` applied (``dataclasses.replace``)."""
@@ -199,7 +205,7 @@ def _fingerprint(problem: Problem, limit: float, settings: ExecSettings) -> dict
         {
             "time_limit_s": round(limit, 3),
             "wall_s": round(_wall_clock(problem, limit, settings), 3),
-            "float_tol": settings.float_tol,
+            "grading": settings.grading,
         }
     )
     return fp
@@ -263,7 +269,7 @@ def run_tests(
         "cases": [[c.input, c.output] for c in problem.test.cases],
         "entry_point": problem.test.entry_point or problem.entry_point,
         "time_limit_s": limit,
-        "float_tol": settings.float_tol,
+        "grading": settings.grading,
     }
     sres = run_in_sandbox(script=_HARNESS, payload=payload, settings=sb)
     verdict = decide(

@@ -2,6 +2,7 @@
 
 Key (:func:`cache_key`) = sha256 of the canonical JSON (``sort_keys``) of everything that
 changes the reply: the cache schema version, :data:`~pytest_vibecheck.generate.protocols.PROMPT_VERSION`,
+the run's profile (``paper``, ``lcb``),
 the backend identity (provider, model, base URL without credentials), the messages, the
 temperature, ``max_tokens``, the other sampling parameters of ``request.extra`` and the
 sample index when the temperature is above 0. Left out on purpose (:data:`EXCLUDED_PARAMS`):
@@ -182,6 +183,7 @@ def key_components(identity: Mapping[str, Any], request: GenerationRequest) -> d
     return {
         "schema": CACHE_SCHEMA_VERSION,
         "prompt_version": PROMPT_VERSION,
+        "profile": request.profile,
         "backend": backend,
         "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
         "temperature": temperature,

@@ -94,9 +94,10 @@ def request_for(
     max_tokens: int = 4096,
     sample: int = 0,
     extra: Mapping[str, Any] | None = None,
+    profile: str = "paper",
 ) -> GenerationRequest:
     """A :class:`GenerationRequest` for ``problem`` with its metadata filled in
-    (``task_id``, ``label``, ``reference`` = the canonical solution)."""
+    (``task_id``, ``label``, ``reference`` = the canonical solution, ``profile``)."""
     return GenerationRequest(
         messages=tuple(messages),
         temperature=temperature,
@@ -106,6 +107,7 @@ def request_for(
         task_id=problem.task_id,
         label=label,
         reference=problem.canonical_solution,
+        profile=profile,
     )
 
 

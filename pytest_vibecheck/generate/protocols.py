@@ -1,14 +1,27 @@
-"""The messages of the three evaluation protocols (paper §3.2).
+"""The messages of the three evaluation protocols (paper §3.2), per profile.
 
 - **baseline** (k = 0): system prompt + the task's query. Its reply is the 0-instruction
   generation whose pass@1 is S0.
-- **single-turn** (k >= 1): system prompt + the query followed by
-  ``"\\n\\nAlso, generate the code to meet the following requirements:\\n1. ...\\n2. ..."``
-  with the single-turn prompts of the task's first k instructions.
+- **single-turn** (k >= 1): system prompt + the query followed by a blank line and, as in the
+  authors' released pipeline (maszhongming/SWE-IF ``code_generator.py``), either
+  ``"Additionally, ensure your code meets the following requirement: <prompt>"`` (k = 1,
+  inline) or ``"Additionally, ensure your code meets the following requirements:"`` and the
+  single-turn prompts of the first k instructions numbered ``1.`` .. ``k.``, one per line.
 - **multi-turn**: turn 0 is the plain query (exactly the baseline messages, so its reply is
   shared with the baseline through the generation cache); then one user turn per
   instruction carrying its multi-turn edit prompt alone, with every earlier assistant reply
   in the history. The code after k edit turns is judged against all k instructions.
+
+The query (:func:`query`): a BigCodeBench or HumanEval task's prompt as it is; a
+LiveCodeBench problem's statement wrapped by the profile (``live_prompt``): ``paper``
+prefixes the paper's "Problem Type" preamble (:data:`PAPER_STDIN_PREAMBLE`,
+:data:`PAPER_FUNCTIONAL_PREAMBLE`), ``lcb`` uses LiveCodeBench's ``### Question`` template
+(:func:`lcb_query`). The system prompt comes from the run's
+:class:`~pytest_vibecheck.suites.profiles.GenerationSetup`.
+
+Prompt texts that reproduce a published setup are quoted verbatim (they are what the model
+sees): the paper's from its released pipeline (Apache-2.0), LiveCodeBench's from
+``lcb_runner/prompts/code_generation.py`` (MIT).
 
 Labels name a (protocol, k) for replay look-ups and messages: ``"baseline"``,
 ``"single-k3"``, ``"multi-k2"``; multi-turn k = 0 and single-turn k = 0 are ``"baseline"``.
@@ -19,7 +32,8 @@ below changes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from pytest_vibecheck.errors import ParameterError
 from pytest_vibecheck.generate.backends.base import Message
@@ -27,26 +41,175 @@ from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.types import PROTOCOLS
 from pytest_vibecheck.verify.params import render_prompt
 
-#: Version of the prompt wording; part of the generation-cache key.
-PROMPT_VERSION = "vibecheck-prompts-1"
+if TYPE_CHECKING:
+    from pytest_vibecheck.suites.profiles import GenerationSetup
 
-#: The system prompt of every protocol (paper §3.2; wording ours, same requirements).
-SYSTEM_PROMPT = (
-    "You are an expert code-generation assistant. Your goal is to give a complete, runnable "
-    "code solution for every request.\n"
-    "\n"
-    "Reply in one of two formats:\n"
-    "1. If your reply contains any text besides the code, put the entire code solution in the "
-    "first ```python code block.\n"
-    "2. If your reply is only the code, give the raw code with no Markdown and no other text.\n"
-    "\n"
-    "When you write or edit code, satisfy all of the user's instructions from the whole "
-    "conversation while keeping the functionality intact, and always give the complete code, "
-    "even if nothing needs to change."
+#: Version of the prompt wording; part of the generation-cache key. 2: the paper's system
+#: prompts, single-turn wording and LiveCodeBench preambles, and LiveCodeBench's own template
+#: for the ``lcb`` profile (issue 14).
+PROMPT_VERSION = "vibecheck-prompts-2"
+
+_FORMATS = (
+    "**Output Formats:**\n"
+    "You must strictly adhere to one of these two formats:\n\n"
+    "1.  **Format 1: Markdown-Wrapped Code**\n"
+    "    * **Use Case:** Use this format if your response contains ANY text or explanation in "
+    "addition to the code.\n"
+    "    * **Specification:** Place the entire code solution within the *first* Markdown code "
+    "block (e.g., ```python ... ```).\n\n"
+    "2.  **Format 2: Raw Code Only**\n"
+    "    * **Use Case:** Use this format ONLY if your response consists *exclusively* of the "
+    "code solution.\n"
+    "    * **Specification:** Provide the raw code directly, with no Markdown or other text.\n\n"
+    "**Requirements:**\n"
+    "1. When generating or editing code, satisfy ALL user instructions throughout the entire "
+    "conversation while keeping the functionality intact.\n"
 )
 
-#: The sentence that introduces the numbered requirements of a single-turn prompt.
-SINGLE_TURN_HEADER = "Also, generate the code to meet the following requirements:"
+#: The paper's system prompt for BigVibeBench (and the default of any suite).
+PAPER_SYSTEM_PROMPT = (
+    "**Objective:**\n"
+    "You are an expert code generation assistant. Your primary objective is to provide a "
+    "complete and runnable code solution for every request.\n\n"
+    + _FORMATS
+    + "2. Always include **complete, runnable code** in every response, even if no changes "
+    "are needed from the previous version."
+)
+
+#: The paper's system prompt for LiveVibeBench (manifest ``generation.system_prompt``).
+PAPER_LIVE_SYSTEM_PROMPT = (
+    "**Objective:**\n"
+    "You are an expert code generation assistant. Your primary objective is to provide "
+    "functional Python solutions.\n\n"
+    + _FORMATS
+    + "2. Always include **complete Python functions** in every response, even if no changes "
+    "are needed from the previous version."
+)
+
+#: LiveCodeBench's system prompt (``PromptConstants.SYSTEM_MESSAGE_GENERIC``).
+LCB_SYSTEM_PROMPT = (
+    "You are an expert Python programmer. You will be given a question (problem "
+    "specification) and will generate a correct Python program that matches the specification "
+    "and passes all tests. You will NOT return anything except for the program."
+)
+
+#: Kept for callers of the first version: the default system prompt.
+SYSTEM_PROMPT = PAPER_SYSTEM_PROMPT
+
+#: System prompts by name (``Profile.system_prompt``; ``scripts/build_suites.py``).
+NAMED_SYSTEM_PROMPTS: dict[str, str] = {
+    "paper": PAPER_SYSTEM_PROMPT,
+    "paper-live": PAPER_LIVE_SYSTEM_PROMPT,
+    "lcb": LCB_SYSTEM_PROMPT,
+}
+
+#: The paper's preamble of a LiveCodeBench standard-input problem.
+PAPER_STDIN_PREAMBLE = (
+    "**Problem Type: Standard Input/Output**\n\n"
+    "**Your Task:**\n"
+    "Write an executable Python function that solves the problem described in the prompt "
+    "below.\n\n"
+    "**Requirements:**\n"
+    "- The function must read all necessary input from `stdin`.\n"
+    "- The function must print the final output to `stdout`.\n"
+    "- Simply call the function after the definition.\n\n"
+    "**Evaluation:**\n"
+    "We will evaluate your solution by running the code and comparing its standard output with "
+    "the expected solution."
+)
+
+#: The paper's preamble of a LiveCodeBench call-based problem (the function is ``solve``).
+PAPER_FUNCTIONAL_PREAMBLE = (
+    "**Problem Type: Functional Implementation**\n\n"
+    "**Your Task:**\n"
+    "Implement a function to solve the problem described in the prompt below.\n\n"
+    "**Requirements:**\n"
+    "- The primary function, which takes arguments as input and returns the final result, "
+    "**must be named `solve()`**.\n"
+    "- The function **must NOT read from standard input** (e.g., using `input()` or "
+    "`sys.stdin`). All required data will be passed in as function arguments.\n"
+    "- Any helper functions are permitted.\n"
+    "- Your code must only contain function definitions. **Strictly do not include a call to "
+    "`solve()`**.\n\n"
+    "**Evaluation:**\n"
+    "We will evaluate your solution by first executing your code to load the function "
+    "definitions, and then calling your `solve()` function directly with various test cases."
+)
+
+#: LiveCodeBench's format lines (``PromptConstants``).
+LCB_FORMAT_WITH_STARTER = (
+    "You will use the following starter code to write the solution to the problem and enclose "
+    "your code within delimiters."
+)
+LCB_FORMAT_WITHOUT_STARTER = (
+    "Read the inputs from stdin solve the problem and write the answer to stdout (do not "
+    "directly test on the sample inputs). Enclose your code within delimiters as follows."
+)
+
+#: The single-turn requirement sentences of the released pipeline (k = 1 inline; k > 1 list).
+SINGLE_TURN_ONE = "Additionally, ensure your code meets the following requirement:"
+SINGLE_TURN_HEADER = "Additionally, ensure your code meets the following requirements:"
+
+LIVE_KINDS = ("stdin", "functional")
+
+
+def named_system_prompt(name: str) -> str:
+    """The system prompt called ``name`` (:data:`NAMED_SYSTEM_PROMPTS`); ParameterError
+    for another name."""
+    try:
+        return NAMED_SYSTEM_PROMPTS[name]
+    except KeyError:
+        raise ParameterError(
+            f"unknown system prompt {name!r}; expected one of {', '.join(NAMED_SYSTEM_PROMPTS)}"
+        ) from None
+
+
+def paper_query(problem: Problem) -> str:
+    """The paper's LiveCodeBench query: the preamble of the problem's test kind, a rule, then
+    ``**Problem:**`` and the statement (``problem.prompt``)."""
+    preamble = PAPER_STDIN_PREAMBLE if problem.test.kind == "stdin" else PAPER_FUNCTIONAL_PREAMBLE
+    return f"{preamble}\n\n---\n**Problem:**\n{problem.prompt}"
+
+
+def lcb_query(problem: Problem) -> str:
+    """LiveCodeBench's query (``get_generic_question_template_answer``): ``### Question:``,
+    the statement, the format line with the starter code (or ``# YOUR CODE HERE``) in a fenced
+    block, and ``### Answer: (use the provided format with backticks)``."""
+    text = f"### Question:\n{problem.prompt}\n\n"
+    if problem.starter_code:
+        text += f"### Format: {LCB_FORMAT_WITH_STARTER}\n```python\n{problem.starter_code}\n```\n\n"
+    else:
+        text += f"### Format: {LCB_FORMAT_WITHOUT_STARTER}\n```python\n# YOUR CODE HERE\n```\n\n"
+    return text + "### Answer: (use the provided format with backticks)\n\n"
+
+
+def query(problem: Problem, live_prompt: str = "paper") -> str:
+    """The user query of ``problem``: its prompt, or for a LiveCodeBench problem (test kind
+    ``stdin``/``functional``) the statement wrapped by ``live_prompt`` (``"paper"``:
+    :func:`paper_query`; ``"lcb"``: :func:`lcb_query`). Raises ParameterError for another
+    style, or for a LiveCodeBench record whose prompt is already a full query (a suite built
+    by pytest-vibecheck 0.1: rebuild it with ``vibecheck augment``)."""
+    if problem.test.kind not in LIVE_KINDS:
+        return problem.prompt
+    if problem.prompt.startswith("### Question:"):
+        raise ParameterError(
+            f"{problem.suite}/{problem.task_id}: the prompt is a LiveCodeBench query, not the "
+            "statement (a suite built by an older pytest-vibecheck); rebuild the suite with "
+            "vibecheck augment"
+        )
+    if live_prompt == "paper":
+        return paper_query(problem)
+    if live_prompt == "lcb":
+        return lcb_query(problem)
+    raise ParameterError(f"unknown LiveCodeBench prompt style {live_prompt!r}; expected paper or lcb")
+
+
+def _system(setup: GenerationSetup | None) -> str:
+    return PAPER_SYSTEM_PROMPT if setup is None else setup.system_prompt
+
+
+def _live(setup: GenerationSetup | None) -> str:
+    return "paper" if setup is None else setup.live_prompt
 
 
 def label(protocol: str, k: int = 0) -> str:
@@ -72,34 +235,40 @@ def _check_k(problem: Problem, k: int) -> None:
         )
 
 
-def baseline_messages(problem: Problem) -> tuple[Message, ...]:
-    """``(system, user: query)``: the 0-instruction request (paper §3.2)."""
+def baseline_messages(problem: Problem, setup: GenerationSetup | None = None) -> tuple[Message, ...]:
+    """``(system, user: query)``: the 0-instruction request (paper §3.2). ``setup`` gives
+    the system prompt and the LiveCodeBench query style (None: the paper's defaults)."""
     return (
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": problem.prompt},
+        {"role": "system", "content": _system(setup)},
+        {"role": "user", "content": query(problem, _live(setup))},
     )
 
 
-def single_turn_prompt(problem: Problem, k: int) -> str:
-    """The single-turn user message: the query, a blank line, then
-    ``"Also, generate the code to meet the following requirements:"`` and the single-turn
-    prompts of instructions 1..k, numbered ``1.`` to ``k.`` one per line. k = 0 gives the
-    plain query. Raises ParameterError if the task has fewer than k instructions."""
+def single_turn_prompt(problem: Problem, k: int, live_prompt: str = "paper") -> str:
+    """The single-turn user message: the query, a blank line, then for k = 1
+    ``"Additionally, ensure your code meets the following requirement: <prompt>"`` and for
+    k > 1 ``"Additionally, ensure your code meets the following requirements:"`` and the
+    single-turn prompts of instructions 1..k, numbered ``1.`` to ``k.`` one per line (the
+    released pipeline's wording). k = 0 gives the plain query. Raises ParameterError if the
+    task has fewer than k instructions."""
     _check_k(problem, k)
+    text = query(problem, live_prompt)
     if k == 0:
-        return problem.prompt
-    lines = [
-        f"{i}. {render_prompt(ref.id, ref.params, 'single')}"
-        for i, ref in enumerate(problem.instructions[:k], start=1)
-    ]
-    return problem.prompt + "\n\n" + SINGLE_TURN_HEADER + "\n" + "\n".join(lines)
+        return text
+    prompts = [render_prompt(ref.id, ref.params, "single") for ref in problem.instructions[:k]]
+    if k == 1:
+        return f"{text}\n\n{SINGLE_TURN_ONE} {prompts[0]}"
+    lines = [f"{i}. {p}" for i, p in enumerate(prompts, start=1)]
+    return text + "\n\n" + SINGLE_TURN_HEADER + "\n" + "\n".join(lines)
 
 
-def single_turn_messages(problem: Problem, k: int) -> tuple[Message, ...]:
-    """``(system, user: query + numbered requirements 1..k)``; k = 0 is the baseline."""
+def single_turn_messages(
+    problem: Problem, k: int, setup: GenerationSetup | None = None
+) -> tuple[Message, ...]:
+    """``(system, user: query + requirements 1..k)``; k = 0 is the baseline."""
     return (
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": single_turn_prompt(problem, k)},
+        {"role": "system", "content": _system(setup)},
+        {"role": "user", "content": single_turn_prompt(problem, k, _live(setup))},
     )
 
 
@@ -112,7 +281,9 @@ def edit_prompt(problem: Problem, position: int) -> str:
     return render_prompt(ref.id, ref.params, "multi")
 
 
-def multi_turn_messages(problem: Problem, history: Sequence[str], turn: int) -> tuple[Message, ...]:
+def multi_turn_messages(
+    problem: Problem, history: Sequence[str], turn: int, setup: GenerationSetup | None = None
+) -> tuple[Message, ...]:
     """The messages of multi-turn turn ``turn`` (= number of instructions given so far).
 
     ``history`` holds the assistant replies of turns ``0 .. turn-1`` (at least ``turn`` of
@@ -131,7 +302,7 @@ def multi_turn_messages(problem: Problem, history: Sequence[str], turn: int) -> 
             f"{problem.task_id}: multi-turn turn {turn} needs the {turn} earlier replies, "
             f"got {len(history)}"
         )
-    messages: list[Message] = list(baseline_messages(problem))
+    messages: list[Message] = list(baseline_messages(problem, setup))
     for t in range(1, turn + 1):
         messages.append({"role": "assistant", "content": history[t - 1]})
         messages.append({"role": "user", "content": edit_prompt(problem, t)})
@@ -139,14 +310,52 @@ def multi_turn_messages(problem: Problem, history: Sequence[str], turn: int) -> 
 
 
 def protocol_messages(
-    problem: Problem, protocol: str, k: int, history: Sequence[str] = ()
+    problem: Problem,
+    protocol: str,
+    k: int,
+    history: Sequence[str] = (),
+    setup: GenerationSetup | None = None,
 ) -> tuple[Message, ...]:
     """Dispatch: ``baseline`` -> :func:`baseline_messages`; ``single`` ->
     :func:`single_turn_messages` (k); ``multi`` -> :func:`multi_turn_messages` (history, k)."""
     if protocol == "baseline":
-        return baseline_messages(problem)
+        return baseline_messages(problem, setup)
     if protocol == "single":
-        return single_turn_messages(problem, k)
+        return single_turn_messages(problem, k, setup)
     if protocol == "multi":
-        return multi_turn_messages(problem, history, k)
+        return multi_turn_messages(problem, history, k, setup)
     raise ParameterError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+
+
+#: Phrases of a system prompt or query that demand a reply format (lower case), with the
+#: instructions they contradict: ``doc_4`` asks for pure code with no fences, ``doc_6`` for a
+#: JSON block after the code.
+FORMAT_DEMANDS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("enclose your code within delimiters", frozenset({"doc_4"})),
+    ("use the provided format with backticks", frozenset({"doc_4"})),
+    ("put your fixed program within code delimiters", frozenset({"doc_4"})),
+    ("in a markdown code block", frozenset({"doc_4"})),
+    ("you will not return anything except for the program", frozenset({"doc_6"})),
+)
+
+
+def contradictions(texts: Iterable[str], instruction_ids: Iterable[str]) -> list[tuple[str, str]]:
+    """``(instruction id, phrase)`` for every instruction in ``instruction_ids`` that a
+    format demand of :data:`FORMAT_DEMANDS` found in ``texts`` contradicts (case-insensitive);
+    empty when there is none."""
+    lowered = [t.lower() for t in texts]
+    ids = list(instruction_ids)
+    return [
+        (iid, phrase)
+        for phrase, against in FORMAT_DEMANDS
+        if any(phrase in t for t in lowered)
+        for iid in ids
+        if iid in against
+    ]
+
+
+def request_contradictions(problem: Problem, setup: GenerationSetup | None = None) -> list[tuple[str, str]]:
+    """The contradictory (instruction, phrase) pairs between ``problem``'s instructions and
+    the system prompt and query that every request of the task carries under ``setup``."""
+    texts = (_system(setup), query(problem, _live(setup)))
+    return contradictions(texts, (ref.id for ref in problem.instructions))

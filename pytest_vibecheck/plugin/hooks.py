@@ -201,6 +201,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     ]
     return [
         f"vibecheck: models {', '.join(settings.models)}; suites {', '.join(suites)}; "
+        f"profile {settings.profile}; "
         f"protocols {','.join(settings.protocols)}; k {','.join(map(str, settings.ks))}; "
         f"samples {settings.samples}; generation cache {cache}{header_part(settings)}",
         *_environment_lines(config, settings),
@@ -266,7 +267,10 @@ def pytest_make_collect_report(
     from pytest_vibecheck.plugin import preflight
     from pytest_vibecheck.plugin.items import make_suite_collector, plan_items, select_problems
     from pytest_vibecheck.plugin.selection import SELECTION_KEY, check_task_globs
+    from pytest_vibecheck.suites.profiles import generation_setup, get_profile
     from pytest_vibecheck.suites.store import file_sha256
+
+    profile = get_profile(settings.profile)
 
     result = list(report.result) if _explicit_args(config) else []
     suites = [_load_suite(name) for name in settings.suites]
@@ -285,8 +289,24 @@ def pytest_make_collect_report(
         problems = select_problems(suite.problems, settings.tasks, settings.limit)
         if selection is not None:
             selection.suites[suite.name] = (len(problems), len(suite.problems))
+        kinds = sorted({p.test.kind for p in suite.problems if not profile.applies_to(p.test.kind)})
+        if kinds:
+            raise pytest.UsageError(
+                f"vibecheck: --vibe-suite {suite.name}: profile {profile.name!r} "
+                f"({profile.description}) does not apply to tests of kind {', '.join(kinds)}; "
+                "use --vibe-profile=paper"
+            )
+        try:
+            setup = generation_setup(
+                profile,
+                suite.manifest,
+                temperature=settings.temperature,
+                system_prompt=settings.system_prompt,
+            )
+        except ValueError as exc:
+            raise pytest.UsageError(f"vibecheck: --vibe-suite {suite.name}: {exc}") from None
         missing = preflight.missing_by_task(problems, _sandbox_python(config))
-        specs = list(plan_items(suite.name, digest, problems, settings, missing))
+        specs = list(plan_items(suite.name, digest, problems, settings, missing, setup))
         result.append(make_suite_collector(collector, suite.name, specs, settings.samples))
     report.result = result
     return report

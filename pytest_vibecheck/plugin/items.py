@@ -34,9 +34,11 @@ from pytest_vibecheck.plugin.run import (
     ItemSpec,
     VibeFailure,
     VibeInfraError,
+    default_setup,
     run_item_for,
 )
 from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.suites.profiles import GenerationSetup
 from pytest_vibecheck.verify.instructions import CATEGORIES, get_instruction
 
 if TYPE_CHECKING:
@@ -143,11 +145,14 @@ def plan_items(
     problems: Iterable[Problem],
     settings: VibeSettings,
     missing: Mapping[str, tuple[str, ...]] | None = None,
+    setup: GenerationSetup | None = None,
 ) -> Iterator[ItemSpec]:
     """Every item of a suite in a fixed order: problem, model, protocol (baseline, single,
     multi), k, sample. Baseline has one k (0). ``missing``: task id -> modules this environment
     lacks (:func:`pytest_vibecheck.plugin.preflight.missing_by_task`); those items are skipped
-    without a request."""
+    without a request. ``setup``: the suite's generation settings (default: the default
+    profile's with no manifest)."""
+    setup = setup or default_setup()
     labels = model_labels(settings.models)
     missing = missing or {}
     for problem in problems:
@@ -158,7 +163,8 @@ def plan_items(
                 for k in ks:
                     for sample in range(settings.samples):
                         yield ItemSpec(
-                            suite, suite_hash, problem, model, labels[model], protocol, k, sample, lacks
+                            suite, suite_hash, problem, model, labels[model], protocol, k, sample, lacks,
+                            setup,
                         )
 
 

@@ -58,7 +58,11 @@ class VibeSettings:
     ``sources`` maps each setting name to where its value came from (``"--vibe-k"``,
     ``"environment variable VIBECHECK_K"``, ``"pyproject.toml [tool.vibecheck] k"``,
     ``"ini vibe_k"``, ``"default"``). Paths are absolute (relative ones are resolved against
-    the rootdir). ``temperature`` is the sampling temperature (>= 0), ``max_tokens`` the output
+    the rootdir). ``profile`` names the run's profile
+    (:mod:`pytest_vibecheck.suites.profiles`: ``paper`` or ``lcb``). ``temperature`` is the
+    sampling temperature (>= 0) and ``system_prompt`` the system message; ``None`` for either
+    means "the profile's, else the suite manifest's, else the default" (resolved per suite by
+    :func:`~pytest_vibecheck.suites.profiles.generation_setup`). ``max_tokens`` is the output
     token limit per reply, ``concurrency`` the maximum concurrent generation requests per
     process.
     """
@@ -72,7 +76,9 @@ class VibeSettings:
     samples: int = 1
     cache: Path | None = None
     cache_mode: str = "use"
-    temperature: float = 0.0
+    profile: str = "paper"
+    temperature: float | None = None
+    system_prompt: str | None = None
     max_tokens: int = 4096
     concurrency: int = 4
     base_url: str | None = None
@@ -104,7 +110,9 @@ class VibeSettings:
             "samples": self.samples,
             "cache": str(self.cache) if self.cache else None,
             "cache_mode": self.cache_mode,
+            "profile": self.profile,
             "temperature": self.temperature,
+            "system_prompt": self.system_prompt,
             "max_tokens": self.max_tokens,
             "concurrency": self.concurrency,
             "base_url": redact_url(self.base_url),
@@ -267,6 +275,34 @@ def _validate_temperature(value: object, where: str) -> float:
     return t
 
 
+def _validate_profile(value: object, where: str) -> str:
+    from pytest_vibecheck.suites.profiles import PROFILES
+
+    name = value.strip() if isinstance(value, str) else value
+    if name not in PROFILES:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list(PROFILES), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise _fail(where, value, f"one of {', '.join(PROFILES)}{hint}")
+    return str(name)
+
+
+def _validate_system_prompt(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(where, value, "a non-empty string, or file:PATH to read it from a file")
+    if value.startswith("file:"):  # not "@FILE": pytest reads @FILE as a file of arguments
+        path = Path(value.removeprefix("file:")).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise pytest.UsageError(f"vibecheck: {where}: cannot read {path}: {exc.strerror}") from None
+        if not text.strip():
+            raise pytest.UsageError(f"vibecheck: {where}: {path} is empty")
+        return text
+    return value
+
+
 def _validate_max_tokens(value: object, where: str) -> int:
     return _as_int(value, where, minimum=1, name="output tokens per reply")
 
@@ -389,9 +425,17 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("cache_mode", "--vibe-cache-mode", "MODE",
                "generation cache mode: use (default), refresh, only (a miss is an error), off",
                _validate_cache_mode, toml_keys=("cache_mode", "cache-mode")),
+    OptionSpec("profile", "--vibe-profile", "NAME",
+               "run profile: paper (default: the paper's prompts, temperatures and grading) or "
+               "lcb (LiveCodeBench's prompt and grading; LiveCodeBench suites, baseline only)",
+               _validate_profile, toml_keys=("profile",)),
     OptionSpec("temperature", "--vibe-temperature", "T",
-               "sampling temperature (default 0)", _validate_temperature,
+               "sampling temperature (default: the profile's, else the suite's: 0 on "
+               "BigVibeBench, 0.2 on LiveVibeBench)", _validate_temperature,
                toml_keys=("temperature",)),
+    OptionSpec("system_prompt", "--vibe-system-prompt", "TEXT|file:PATH",
+               "system prompt of every request (default: the profile's, else the suite's)",
+               _validate_system_prompt, toml_keys=("system_prompt", "system-prompt")),
     OptionSpec("max_tokens", "--vibe-max-tokens", "N",
                "maximum output tokens per reply (default 4096)", _validate_max_tokens,
                toml_keys=("max_tokens", "max-tokens")),
@@ -690,6 +734,25 @@ def _finish(config: pytest.Config, values: dict[str, Any], sources: dict[str, st
         )
     if "cache" not in values:
         values["cache"] = root / ".vibecheck" / "cache.sqlite"
+    _apply_profile(values, sources)
     if not active:
         values.pop("models", None)
     return VibeSettings(active=active, sources=sources, **values)
+
+
+def _apply_profile(values: dict[str, Any], sources: Mapping[str, str]) -> None:
+    """A profile that supports fewer protocols (``lcb``: baseline only) narrows the default
+    protocol list; protocols it does not support given explicitly are a usage error."""
+    from pytest_vibecheck.suites.profiles import get_profile
+
+    profile = get_profile(values.get("profile", VibeSettings.profile))
+    if "protocols" not in values:
+        values["protocols"] = tuple(p for p in PROTOCOLS if p in profile.protocols)
+        return
+    extra = [p for p in values["protocols"] if p not in profile.protocols]
+    if extra:
+        raise pytest.UsageError(
+            f"vibecheck: {sources.get('protocols')}: profile {profile.name!r} runs only "
+            f"{', '.join(profile.protocols)} ({profile.description}); drop {', '.join(extra)} "
+            "or use --vibe-profile=paper"
+        )

@@ -33,8 +33,8 @@ __all__ = ["SAME_SETTINGS", "MergeError", "merge_files", "merge_reports"]
 
 #: Keys of ``run.settings`` that must be equal in every merged report.
 SAME_SETTINGS: tuple[str, ...] = (
-    "suites", "protocols", "ks", "samples", "temperature", "max_tokens", "extract", "base_url",
-    "tasks", "limit",
+    "suites", "protocols", "ks", "samples", "profile", "temperature", "system_prompt", "max_tokens",
+    "extract", "base_url", "tasks", "limit",
 )
 
 

@@ -1,4 +1,4 @@
-"""The vibe metrics as small pure functions (paper §3.2 and §4.5).
+"""The vibe metrics as small pure functions (paper §3.2, §4.4 and §4.5).
 
 Every function returns a **fraction in [0, 1]** (FR_k may be negative: an improvement), or
 ``None`` when there is nothing to measure (empty input, or a zero denominator). Reports format
@@ -13,7 +13,7 @@ Definitions (Zhong et al., "Vibe Checker", arXiv 2510.07315):
 - FR_k = (S0 - S_k) / S0: functional regression against the 0-instruction pass@1 S0 (§3.2).
 - instruction-level IF: mean over results of (instructions passed / instructions judged) (§3.2).
 - task-level IF: share of results where every instruction passed (§3.2).
-- IF by position: instruction-level IF restricted to the instruction at position p (§4.5).
+- IF by position: instruction-level IF restricted to the instruction at position p (§4.4).
 - retention (multi-turn): P(instruction still met at turn t | met at turn t - 1), over
   instructions given before turn t.
 """
@@ -115,7 +115,7 @@ def task_level_if(verdicts: Iterable[Sequence[bool]]) -> float | None:
 
 
 def if_by_position(verdicts: Iterable[Sequence[bool]]) -> dict[int, float]:
-    """IF by instruction position (paper §4.5): ``{position (1-based): fraction passed}``.
+    """IF by instruction position (paper §4.4): ``{position (1-based): fraction passed}``.
 
     Position p averages the p-th outcome over every result that has at least p instructions.
     Empty input gives ``{}``.

@@ -148,6 +148,8 @@ class ItemRecord(TypedDict):
 
     suite: str
     suite_sha256: str | None
+    profile: str
+    temperature: float
     task_id: str
     model: str
     protocol: ProtocolName
@@ -215,11 +217,17 @@ def new_item_record(
     k: int,
     sample: int,
     instructions: list[InstructionRecord],
+    profile: str = "paper",
+    temperature: float = 0.0,
 ) -> ItemRecord:
-    """The record of an item before it runs: not judged (``passed`` None), no turns yet."""
+    """The record of an item before it runs: not judged (``passed`` None), no turns yet.
+    ``profile`` and ``temperature``: the run's profile and the suite's sampling temperature
+    (docs/suites.md, "Profiles")."""
     return {
         "suite": suite,
         "suite_sha256": suite_sha256,
+        "profile": profile,
+        "temperature": temperature,
         "task_id": task_id,
         "model": model,
         "protocol": protocol,

@@ -131,7 +131,10 @@ def augment_problem(
     Raises :class:`SelectorError` when the selector cannot judge the task (e.g. an
     unparseable LLM reply, an API error).
     """
+    from pytest_vibecheck.generate.protocols import contradictions, query
+
     reg = registry if registry is not None else default_registry()
+    task_query = query(problem, "paper")
     order_ids = permutation(reg.ids(), seed, problem.task_id)
     order = [reg.get(i) for i in order_ids]
     judged: TaskJudgements = selector.judge_task(problem, order, k)
@@ -148,6 +151,15 @@ def augment_problem(
             rule = j.rule if j is not None else "not-judged"
             reason = j.reason if j is not None else "the selector gave no judgement"
             decisions.append(Decision(inst.id, "irrelevant", rule, reason))
+            continue
+        against = contradictions([task_query], [inst.id])
+        if against:
+            decisions.append(
+                Decision(
+                    inst.id, "conflict", "prompt",
+                    f"the task's prompt says {against[0][1]!r}, which contradicts it",
+                )
+            )
             continue
         clash = next((r.id for r in kept if reg.conflict(inst.id, r.id)), None)
         if clash is not None:

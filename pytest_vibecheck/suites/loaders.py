@@ -35,25 +35,6 @@ EVALPLUS_INSTRUCT = (
     "in a markdown code block:\n```\n{prompt}\n```\n"
 )
 
-#: LiveCodeBench's official format instruction for problems read from stdin
-#: (lcb_runner/prompts/code_generation.py).
-LCB_FORMAT_STDIN = (
-    "### Format: Read the inputs from stdin solve the problem and write the answer to stdout "
-    "(do not directly test on the sample inputs). Enclose your code within delimiters as "
-    "follows. Ensure that when the python program runs, it reads the inputs, runs the "
-    "algorithm and writes output to STDOUT.\n```python\n# YOUR CODE HERE\n```\n"
-)
-
-#: LiveCodeBench's format instruction for problems with starter code (functional tests),
-#: plus the paper's requirement that the method is completed with no top-level call.
-LCB_FORMAT_FUNCTIONAL = (
-    "### Format: You will use the following starter code to write the solution to the "
-    "problem and enclose your code within delimiters. Complete the method of the starter "
-    "code; do not add a top-level call and do not read from stdin.\n"
-    "```python\n{starter_code}\n```\n"
-)
-
-
 @dataclass(frozen=True)
 class SkippedRecord:
     """A source record a loader left out, and why (e.g. a problem with no public tests)."""
@@ -280,9 +261,10 @@ def load_livecodebench(
     ``func_name`` or ``metadata.func_name``, called with newline-separated JSON arguments).
     ``public_test_cases`` may be a list or a JSON string (the Hugging Face layout).
 
-    ``prompt`` is ``### Question:`` + the question + LiveCodeBench's format instruction
-    (:data:`LCB_FORMAT_STDIN` or :data:`LCB_FORMAT_FUNCTIONAL`); there is no canonical
-    solution. ``metadata`` holds ``difficulty``, ``platform``, ``contest_date``,
+    ``prompt`` is the problem statement (``question_content``) alone: the run's profile wraps
+    it into the query the model sees (the paper's "Problem Type" preamble, or
+    LiveCodeBench's ``### Question`` template: ``generate/protocols.py``); there is no
+    canonical solution. ``metadata`` holds ``difficulty``, ``platform``, ``contest_date``,
     ``contest_id`` and ``question_title``.
 
     Problems without public tests cannot be graded and are left out; each is appended to
@@ -331,13 +313,11 @@ def load_livecodebench(
                 raise row.fail("functional tests need starter code", "starter_code")
             if func_name is None:
                 raise row.fail("functional tests need the method name", "func_name")
-            prompt = f"### Question:\n{question}\n\n" + LCB_FORMAT_FUNCTIONAL.format(
-                starter_code=starter
-            )
+            prompt = question
             test = TestSpec(kind="functional", cases=tuple(cases), entry_point=func_name)
             entry: str | None = func_name
         else:
-            prompt = f"### Question:\n{question}\n\n" + LCB_FORMAT_STDIN
+            prompt = question
             test = TestSpec(kind="stdin", cases=tuple(cases))
             entry = None
         metadata = {

@@ -38,9 +38,15 @@ Test kinds (``payload["kind"]``):
   ``__test__`` (as BigCodeBench's harness does); each test method named in
   ``payload["test_names"]`` (parsed from the test source by the evaluator) runs;
 - ``humaneval``: ``check(candidate_function)``;
-- ``functional``: LiveCodeBench call-based tests (``Solution().method(*json_args)``);
+- ``functional``: LiveCodeBench call-based tests (the entry point called with the JSON
+  arguments of each case);
 - ``stdin``: LiveCodeBench standard-input programs, each case in a forked process with its
-  own stdin and stdout, output compared line by line (this process never runs the candidate).
+  own stdin and stdout (a real file: ``sys.stdin.buffer`` works) run as ``__main__`` (this
+  process never runs the candidate).
+
+For the two LiveCodeBench kinds, ``payload["grading"]`` (``"paper"``, the default, or
+``"lcb"``) names the grading rule of the sibling ``compare.py``: how the entry point is found,
+whether LiveCodeBench's prelude runs first, and how outputs are compared.
 """
 
 # ruff: noqa: PTH100, PTH118, PTH120, PTH123
@@ -71,20 +77,7 @@ import types
 import unittest
 import unittest.mock
 import weakref
-from decimal import Decimal, InvalidOperation
 from typing import Any
-
-#: LiveCodeBench's prelude for call-based and stdin programs (lcb_runner ``import_string``).
-LCB_PRELUDE = (
-    "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
-    "from heapq import *\nfrom bisect import *\nfrom copy import *\nfrom math import *\n"
-    "from random import *\nfrom statistics import *\nfrom itertools import *\n"
-    "from functools import *\nfrom operator import *\nfrom io import *\nfrom sys import *\n"
-    "from json import *\nfrom builtins import *\nfrom typing import *\nimport string\nimport re\n"
-    "import datetime\nimport collections\nimport heapq\nimport bisect\nimport copy\nimport math\n"
-    "import random\nimport statistics\nimport itertools\nimport functools\nimport operator\n"
-    "import io\nimport sys\nimport json\nsys.setrecursionlimit(50000)\n"
-)
 
 MAX_MESSAGE = 2000
 TOKEN_BYTES = 16
@@ -92,7 +85,6 @@ TOKEN_BYTES = 16
 #: something (the case's own harness state dies with it).
 TAMPER_MARK = b"\0vibecheck-tamper: "
 
-_INT = re.compile(r"[+-]?\d+\Z")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -110,6 +102,7 @@ def _load_sibling(name: str) -> types.ModuleType:
 
 
 guard = _load_sibling("guard.py")
+compare = _load_sibling("compare.py")
 
 # Pristine references, taken when this file is loaded (before any candidate code runs): the
 # main thread only ever calls these, never a module attribute looked up later.
@@ -141,6 +134,7 @@ _Denied = guard.Denied
 _PROTECTED_FILES = {
     os.path.join(_HERE, "harness.py"),
     os.path.join(_HERE, "guard.py"),
+    os.path.join(_HERE, "compare.py"),
     os.path.join(_HERE, "boot.py"),
     os.path.join(_HERE, "zygote.py"),
     "tests.py",
@@ -764,16 +758,42 @@ class _Encoder(json.JSONEncoder):
 
 
 _encode_value = _Encoder(allow_nan=True).encode
-_decode_value = json.JSONDecoder().decode
 
 
-def _make_target(ns: dict[str, Any], entry: str, state: dict[str, Any]) -> None:
-    """On the candidate's thread: ``Solution().entry`` (or the module-level function)."""
-    solution = ns.get("Solution")
-    method = getattr(solution(), entry, None) if isinstance(solution, type) else ns.get(entry)
+def _make_target(
+    ns: dict[str, Any], use_class: bool, entry: str, rule: str, state: dict[str, Any]
+) -> None:
+    """On the candidate's thread: the callable under test, found by the grading rule
+    (``compare.entry_point``): ``Solution().entry`` or the module-level ``entry``."""
+    method = getattr(ns["Solution"](), entry, None) if use_class else ns.get(entry) if entry else None
     if not callable(method):
-        raise AttributeError(f"the candidate does not define {entry!r}")
+        raise AttributeError(f"the candidate does not define {entry!r} ({rule} entry-point rule)")
     state["method"] = method
+
+
+#: The key under which :func:`_mark_tuples` carries a tuple through the JSON channel.
+_TUPLE = "\0vibecheck-tuple"
+
+
+def _mark_tuples(value: Any) -> Any:
+    """``value`` with every tuple turned into ``{_TUPLE: [...]}``, so the grading rule sees
+    the tuples the candidate returned (JSON itself has none). Lists and dicts are copied."""
+    if isinstance(value, tuple):
+        return {_TUPLE: [_mark_tuples(v) for v in value]}
+    if isinstance(value, list):
+        return [_mark_tuples(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _mark_tuples(v) for k, v in value.items()}
+    return value
+
+
+def _tuple_hook(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1 and _TUPLE in obj and isinstance(obj[_TUPLE], list):
+        return tuple(obj[_TUPLE])
+    return obj
+
+
+_decode_value = json.JSONDecoder(object_hook=_tuple_hook).decode
 
 
 def _call_case(state: dict[str, Any], args: list[Any], out: dict[str, Any]) -> None:
@@ -781,14 +801,30 @@ def _call_case(state: dict[str, Any], args: list[Any], out: dict[str, Any]) -> N
     (the expected value never reaches this thread)."""
     got = state["method"](*args)
     guard.scan(got)
-    text = _encode_value(got)
+    text = _encode_value(_mark_tuples(got))
     out["json"] = text if len(text) <= (1 << 22) else None
     out["repr"] = repr(got)[:300]
 
 
+def _grading(payload: dict[str, Any]) -> str:
+    """The payload's grading rule; the rule's int/str digit limit is applied to this process
+    (and so to the forked stdin cases)."""
+    rule = str(payload.get("grading", "paper"))
+    if rule not in compare.GRADINGS:
+        raise ValueError(f"unknown grading rule {rule!r}")
+    digits = compare.int_max_str_digits(rule)
+    if digits is not None and hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(digits)
+    return rule
+
+
+def _prelude(rule: str) -> str:
+    return str(compare.LCB_PRELUDE) if compare.uses_prelude(rule) else ""
+
+
 def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     limit = st.limit = float(payload["time_limit_s"])
-    tol = float(payload.get("float_tol", 1e-6))
+    rule = _grading(payload)
     record: dict[str, Any] = {"kind": "functional", "cases": []}
     cases = []
     for n, (inp, expected_text) in enumerate(payload["cases"]):
@@ -800,7 +836,7 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
             return record
         cases.append((args, expected, expected_text))
     try:
-        code = _compile(LCB_PRELUDE + payload["code"], "candidate.py")
+        code = _compile(_prelude(rule) + payload["code"], "candidate.py")
     except SyntaxError as exc:
         record["import"] = _compile_error(exc)
         return record
@@ -817,9 +853,9 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
         record["import"] = [outcome, message, missing]
         return record
     state: dict[str, Any] = {}
-    entry = str(payload.get("entry_point") or "")
+    use_class, entry = compare.entry_point(rule, payload["code"], str(payload.get("entry_point") or ""))
     outcome, message, missing = _step(
-        st, [_partial(_make_target, ns, entry, state)], _monotonic() + limit
+        st, [_partial(_make_target, ns, use_class, entry, rule, state)], _monotonic() + limit
     )
     if outcome != "pass":
         record["import"] = [outcome, message, missing]
@@ -840,10 +876,14 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
                     got = _decode_value(str(text))
                 except (ValueError, RecursionError):
                     ok = False
-            if not ok or not values_equal(got, expected, tol):
+            why = compare.value_mismatch(rule, got, expected) if ok else "its value is not JSON"
+            if why is not None:
                 shown = str(out.get("repr", "?"))
                 outcome = "fail"
-                message = f"case {n}: got {_short(shown, 300)}, expected {_short(expected_text, 300)}"
+                message = (
+                    f"case {n}: got {_short(shown, 300)}, expected {_short(expected_text, 300)} "
+                    f"({rule} rule)"
+                )
         elif outcome == "fail":
             message = f"case {n}:\n{message}"
         else:
@@ -861,75 +901,6 @@ def _short(text: str, limit: int = MAX_MESSAGE) -> str:
     return text[: limit // 4] + "\n[...]\n" + text[-(3 * limit) // 4 :]
 
 
-def _norm(value: object) -> object:
-    if isinstance(value, tuple):
-        value = list(value)
-    if isinstance(value, list):
-        return [_norm(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _norm(v) for k, v in value.items()}
-    return value
-
-
-def values_equal(got: object, expected: object, tol: float) -> bool:
-    """JSON-value equality; floats within ``tol`` (absolute or relative), ints exactly."""
-    if isinstance(got, float) or isinstance(expected, float):
-        if isinstance(got, bool) or isinstance(expected, bool):
-            return got == expected
-        if isinstance(got, (int, float)) and isinstance(expected, (int, float)):
-            if math.isnan(got) or math.isnan(expected):
-                return False
-            return math.isclose(got, expected, rel_tol=tol, abs_tol=tol)
-        return False
-    if isinstance(got, list) and isinstance(expected, list):
-        return len(got) == len(expected) and all(
-            values_equal(a, b, tol) for a, b in zip(got, expected, strict=True)
-        )
-    if isinstance(got, dict) and isinstance(expected, dict):
-        return got.keys() == expected.keys() and all(
-            values_equal(got[k], expected[k], tol) for k in got
-        )
-    return bool(got == expected)
-
-
-def _token_equal(a: str, b: str, tol: float) -> bool:
-    if a == b:
-        return True
-    if _INT.match(a) and _INT.match(b):
-        return int(a) == int(b)  # integers exactly, never through floats
-    try:
-        x, y = Decimal(a), Decimal(b)
-    except (InvalidOperation, ValueError):
-        return False
-    if not (x.is_finite() and y.is_finite()):
-        return False
-    return abs(x - y) <= Decimal(repr(tol)) * max(Decimal(1), abs(y))
-
-
-def compare_stdout(got: str, expected: str, tol: float) -> str | None:
-    """None when ``got`` matches ``expected``, else a one-line reason.
-
-    Lines are compared after removing trailing whitespace (and trailing blank lines); a
-    line that differs is split into whitespace-separated tokens: integer tokens must be
-    equal exactly, decimal tokens within ``tol`` (absolute, or relative to the expected
-    value when it is larger than 1), other tokens exactly.
-    """
-    g = [line.rstrip() for line in got.rstrip().split("\n")]
-    e = [line.rstrip() for line in expected.rstrip().split("\n")]
-    if len(g) != len(e):
-        return f"expected {len(e)} line(s), got {len(g)}"
-    for n, (a, b) in enumerate(zip(g, e, strict=True), 1):
-        if a == b:
-            continue
-        ta, tb = a.split(), b.split()
-        if len(ta) != len(tb) or not all(
-            _token_equal(x, y, tol) for x, y in zip(ta, tb, strict=True)
-        ):
-            return f"line {n}: got {a[:200]!r}, expected {b[:200]!r}"
-    return None
-
-
-# --------------------------------------------------------------------------- LiveCodeBench
 def _run_stdin_case(
     code: types.CodeType, data: str, limit: float, max_out: int, st: _State
 ) -> tuple[str, str]:
@@ -1035,14 +1006,14 @@ def _wait_child(pid: int, limit: float) -> int | None:
 
 def _run_stdin(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     record: dict[str, Any] = {"kind": "stdin", "cases": []}
+    rule = _grading(payload)
     try:
-        code = _compile(LCB_PRELUDE + payload["code"], "candidate.py")
+        code = _compile(_prelude(rule) + payload["code"], "candidate.py")
     except SyntaxError as exc:
         record["import"] = _compile_error(exc)
         return record
     record["import"] = ["pass", "", ""]
     limit = float(payload["time_limit_s"])
-    tol = float(payload.get("float_tol", 1e-6))
     # inherited by every forked case (this process never runs the code)
     _install_guard(st, bool(payload.get("allow_ctypes", True)))
     _started(st)
@@ -1058,9 +1029,9 @@ def _run_stdin(payload: dict[str, Any], st: _State) -> dict[str, Any]:
             missing = m.group(1) if m else ""
             record["cases"].append(["fail", f"{name}: {outcome}", missing])
             break
-        why = compare_stdout(got, expected, tol)
+        why = compare.stdout_mismatch(rule, got, expected)
         if why is not None:
-            record["cases"].append(["fail", f"{name}: {why}", ""])
+            record["cases"].append(["fail", f"{name}: {why} ({rule} rule)", ""])
             break
         record["cases"].append(["pass", "", ""])
     return record

@@ -115,6 +115,8 @@ class GenerationRequest:
     ``label`` (e.g. ``"baseline"``, ``"single-k3"``, ``"multi-k2"``; see
     :func:`pytest_vibecheck.generate.protocols.label`) for replay look-ups and messages;
     ``reference``: the task's canonical solution, for the ``reference`` backend.
+    ``profile``: the run's profile (:mod:`pytest_vibecheck.suites.profiles`); never sent, but
+    part of the cache key.
 
     Raises :class:`~pytest_vibecheck.errors.ParameterError` for an empty chat, a bad role,
     a negative temperature or a non-positive ``max_tokens``.
@@ -128,6 +130,7 @@ class GenerationRequest:
     task_id: str | None = None
     label: str | None = None
     reference: str | None = field(default=None, repr=False)
+    profile: str = "paper"
 
     def __post_init__(self) -> None:
         msgs = tuple(self.messages)

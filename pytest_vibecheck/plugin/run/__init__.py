@@ -35,7 +35,7 @@ from pytest_vibecheck.plugin.run.failure import VibeFailure, VibeInfraError
 from pytest_vibecheck.plugin.run.prefetch import Prefetcher
 from pytest_vibecheck.plugin.run.record import ItemOutcome, has_no_code
 from pytest_vibecheck.plugin.run.runtime import RUNTIME_KEY, Runtime, run_item_for
-from pytest_vibecheck.plugin.run.spec import ItemSpec
+from pytest_vibecheck.plugin.run.spec import ItemSpec, default_setup
 
 __all__ = [
     "RUNTIME_KEY",
@@ -45,6 +45,7 @@ __all__ = [
     "Runtime",
     "VibeFailure",
     "VibeInfraError",
+    "default_setup",
     "has_no_code",
     "run_item_for",
 ]

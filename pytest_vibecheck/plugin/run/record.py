@@ -184,6 +184,8 @@ def new_record(spec: ItemSpec) -> ItemRecord:
     return new_item_record(
         suite=spec.suite,
         suite_sha256=spec.suite_hash,
+        profile=spec.setup.profile,
+        temperature=spec.setup.temperature,
         task_id=spec.problem.task_id,
         model=spec.model,
         protocol=spec.protocol,

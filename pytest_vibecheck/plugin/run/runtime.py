@@ -82,7 +82,7 @@ class Runtime:
         self._exec_cache: ExecCache | None = None
         #: how tests run: time limits calibrated per task on this machine from the reference
         #: solution (max(floor, factor x its time), docs/sandbox.md), stored beside the cache
-        self.exec_settings: ExecSettings | None = exec_settings_for(settings)
+        self.exec_settings: ExecSettings = exec_settings_for(settings)
         self.prefetcher = Prefetcher(self)
 
     def generate(self, model: str, request: GenerationRequest) -> Generation:
@@ -193,13 +193,19 @@ def _budget(settings: VibeSettings) -> Budget | None:
     return budget
 
 
-def exec_settings_for(settings: VibeSettings) -> ExecSettings | None:
-    """Sandbox settings with a :class:`~pytest_vibecheck.execute.calibrate.Calibrator` whose store is
-    ``calibration.sqlite`` beside the generation cache; None (fixed default limits) when the
-    run has no cache folder."""
-    if settings.cache is None:
-        return None
+def exec_settings_for(settings: VibeSettings) -> ExecSettings:
+    """Sandbox settings of the run's profile (its grading rule and per-case time limit of
+    LiveCodeBench tests), with a :class:`~pytest_vibecheck.execute.calibrate.Calibrator` whose
+    store is ``calibration.sqlite`` beside the generation cache (none, so fixed default
+    limits, when the run has no cache folder)."""
     from pytest_vibecheck.execute.calibrate import Calibrator
-    from pytest_vibecheck.execute.tests import ExecSettings
+    from pytest_vibecheck.execute.tests import DEFAULT_TIME_LIMITS, ExecSettings
+    from pytest_vibecheck.suites.profiles import LIVE_KINDS, get_profile
 
-    return ExecSettings(calibrator=Calibrator(Path(settings.cache).parent / "calibration.sqlite"))
+    profile = get_profile(settings.profile)
+    limits = dict(DEFAULT_TIME_LIMITS)
+    limits.update(dict.fromkeys(LIVE_KINDS, profile.case_time_limit_s))
+    calibrator = (
+        Calibrator(Path(settings.cache).parent / "calibration.sqlite") if settings.cache else None
+    )
+    return ExecSettings(calibrator=calibrator, default_time_limits=limits, grading=profile.grading)

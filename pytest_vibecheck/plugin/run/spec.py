@@ -3,13 +3,19 @@ sample) and the judged instructions it implies."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.suites.profiles import (
+    DEFAULT_PROFILE,
+    GenerationSetup,
+    generation_setup,
+    get_profile,
+)
 from pytest_vibecheck.types import ProtocolName
 
-__all__ = ["ItemSpec", "Judged"]
+__all__ = ["ItemSpec", "Judged", "default_setup"]
 
 #: The instructions judged on one turn: ``(position, instruction id, params)``.
 Judged = tuple[tuple[int, str, dict[str, Any]], ...]
@@ -17,7 +23,9 @@ Judged = tuple[tuple[int, str, dict[str, Any]], ...]
 
 @dataclass(frozen=True)
 class ItemSpec:
-    """What one item evaluates. ``label`` is the model's short name in node ids."""
+    """What one item evaluates. ``label`` is the model's short name in node ids; ``setup``
+    the suite's generation settings under the run's profile (system prompt, temperature,
+    LiveCodeBench query style)."""
 
     suite: str
     suite_hash: str | None
@@ -30,6 +38,7 @@ class ItemSpec:
     #: third-party modules the problem's tests need that this environment lacks (found at
     #: collection); the item is then skipped without a request
     missing_modules: tuple[str, ...] = ()
+    setup: GenerationSetup = field(default_factory=lambda: default_setup())
 
     @property
     def instructions(self) -> tuple[tuple[int, str, dict[str, Any]], ...]:
@@ -38,3 +47,8 @@ class ItemSpec:
         refs = self.problem.instructions
         chosen = refs if self.protocol == "baseline" else refs[: self.k]
         return tuple((i, ref.id, dict(ref.params)) for i, ref in enumerate(chosen, start=1))
+
+
+def default_setup() -> GenerationSetup:
+    """The default profile's generation settings for a suite without manifest settings."""
+    return generation_setup(get_profile(DEFAULT_PROFILE), None)

@@ -64,14 +64,15 @@ def _conversation(runtime: Runtime, work: Work) -> None:
             spec.problem,
             [dict(m) for m in messages],
             label,
-            temperature=settings.temperature,
+            temperature=spec.setup.temperature,
             max_tokens=settings.max_tokens,
             sample=spec.sample,
+            profile=spec.setup.profile,
         )
         return runtime.generate(spec.model, request)
 
     if spec.protocol != "multi":
-        messages = protocols.protocol_messages(spec.problem, spec.protocol, spec.k)
+        messages = protocols.protocol_messages(spec.problem, spec.protocol, spec.k, setup=spec.setup)
         gen = generate(messages, protocols.label(spec.protocol, spec.k))
         work.replies.append((0, spec.k, gen, spec.instructions, [dict(m) for m in messages]))
         return
@@ -81,7 +82,7 @@ def _conversation(runtime: Runtime, work: Work) -> None:
     history: list[str] = []
     previous: Sequence[Mapping[str, str]] = ()
     for t in range(spec.k + 1):
-        messages = protocols.multi_turn_messages(spec.problem, history, t)
+        messages = protocols.multi_turn_messages(spec.problem, history, t, spec.setup)
         gen = generate(messages, protocols.label("multi", t))
         history.append(gen.text)
         judged = everything if t == 0 else spec.instructions[:t]

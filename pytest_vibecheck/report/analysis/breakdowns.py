@@ -1,7 +1,7 @@
 """Breakdowns of report results with confidence intervals (issue 7, item 2).
 
 Input: ``aggregate.Result`` records (``load.report_results``), so every point estimate equals
-the report's ``aggregates`` (paper §3.2 / §4.5 definitions in :mod:`pytest_vibecheck.report.metrics`).
+the report's ``aggregates`` (paper §3.2 / §4.4 / §4.5 definitions in :mod:`pytest_vibecheck.report.metrics`).
 Only evaluated results count; infrastructure errors and skips are counted apart.
 
 Intervals (all fractions in [0, 1]):
@@ -230,7 +230,7 @@ def fr_table(res: Sequence[Result], st: AnalysisSettings) -> Table:
 
 
 def position_table(res: Sequence[Result], st: AnalysisSettings) -> Table:
-    """IF of the instruction at each position 1..k, per protocol (paper §4.5), headline k."""
+    """IF of the instruction at each position 1..k, per protocol (paper §4.4), headline k."""
     head = _headline(res)
     kmax = max((k for (_, _, p), k in head.items() if p != "baseline"), default=0)
     t = Table(
