@@ -135,8 +135,9 @@ class RunProgress:
             return
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
-            tr.ensure_newline()
-            tr.write_line(self.line())
+            # a line of its own: pytest's progress characters may be on the current line, and
+            # it does not tell (publicly) whether they are, so the line starts with a newline
+            tr.write(f"\n{self.line()}\n")
 
     # ------------------------------------------------------------ the end
 
