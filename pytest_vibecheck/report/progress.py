@@ -167,7 +167,8 @@ class RunProgress:
             self._write_end(terminalreporter)
 
     def _write_end(self, terminalreporter: Any) -> None:
-        if self.guard.spent()[0] or self.guard.budget is not None:
+        _n, tin, tout, _usd = self.guard.spent()
+        if tin + tout or self.guard.budget is not None:  # offline models spend nothing
             terminalreporter.write_line(self.spent_line())
         for scope, reason in self.guard.state.stops().items():
             what = "the run" if scope == "*" else scope
