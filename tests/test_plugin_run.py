@@ -261,9 +261,11 @@ def test_progress_lines_and_what_was_spent(tiny: pytest.Pytester, monkeypatch: p
         "pytest_vibecheck", "report", "session.py").read_text(encoding="utf-8")
 
 
-def test_no_progress_lines_on_a_short_run_by_default(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_progress_off_prints_no_progress_lines(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VIBECHECK_SCRIPTED", str(write_script(tiny.path / "script.json", "bot")))
-    result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline")
+    result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline",
+                            "--vibe-progress", "off")
+    assert result.ret == 1
     assert not [ln for ln in result.outlines if ln.startswith("vibecheck: 1/3 items")]
 
 

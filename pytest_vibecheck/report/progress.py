@@ -135,8 +135,9 @@ class RunProgress:
             return
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
-            tr.ensure_newline()
-            tr.write_line(self.line())
+            # a line of its own: pytest's progress characters may be on the current line, and
+            # it does not tell (publicly) whether they are, so the line starts with a newline
+            tr.write(f"\n{self.line()}\n")
 
     # ------------------------------------------------------------ the end
 
@@ -166,9 +167,8 @@ class RunProgress:
             self._write_end(terminalreporter)
 
     def _write_end(self, terminalreporter: Any) -> None:
-        _, tokens_in, tokens_out, _ = self.guard.spent()
-        # offline models (replay, reference) spend nothing: no line for them
-        if tokens_in or tokens_out or self.guard.budget is not None:
+        _n, tin, tout, _usd = self.guard.spent()
+        if tin + tout or self.guard.budget is not None:  # offline models spend nothing
             terminalreporter.write_line(self.spent_line())
         for scope, reason in self.guard.state.stops().items():
             what = "the run" if scope == "*" else scope
