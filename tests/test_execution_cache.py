@@ -149,13 +149,14 @@ def test_lazy_calibration_times_the_reference_only_past_the_floor(tmp_path: Path
 
 
 def test_lazy_calibration_keeps_a_timeout_when_the_limit_is_the_floor(tmp_path: Path) -> None:
-    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=0.5, factor=4.0)
+    # factor 1: the limit is max(1 s, reference), the floor while the reference takes < 1 s
+    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=1.0, factor=1.0)
     settings = ExecSettings(calibrator=cal, startup_s=5.0)
-    res = run_tests(SLEEPY.format(s=3), bcb_problem(), settings)  # reference: instant
+    res = run_tests(SLEEPY.format(s=4), bcb_problem(), settings)  # reference: instant
     assert res.status == "timeout"
     assert cal.measurements == 1
     assert res.limits["time_limit_source"] == "calibrated"
-    assert res.limits["time_limit_s"] == 0.5
+    assert res.limits["time_limit_s"] == 1.0
 
 
 def test_cache_key_names_the_rule_not_this_machines_limit(tmp_path: Path) -> None:
