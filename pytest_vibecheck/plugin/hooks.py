@@ -37,7 +37,6 @@ from pytest_vibecheck.plugin.settings import (
     add_options,
     resolve_settings,
 )
-from pytest_vibecheck.report.collector import SAME_AS_SETUP
 from pytest_vibecheck.report.progress import RunProgress
 from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
 
@@ -354,20 +353,15 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Show an infrastructure error as its one-paragraph cause, without a traceback; carry the
     item's record as a report attribute, with short properties for JUnit files in its place
-    (:func:`pytest_vibecheck.report.properties.move_record`). The record travels once, with
-    the setup report (it is complete when setup ends); the call and teardown reports carry only
-    a marker (slim reports over xdist)."""
+    (:func:`pytest_vibecheck.report.properties.move_record`)."""
     report = yield
     if not isinstance(item, VibeItem):
         return report
     if call.excinfo is not None and isinstance(call.excinfo.value, VibeInfraError):
         report.longrepr = str(call.excinfo.value)
-    from pytest_vibecheck.report.properties import RECORDS_ATTR, item_properties, move_record
+    from pytest_vibecheck.report.properties import item_properties, move_record
 
     move_record(report, "vibecheck", item_properties)
-    records = getattr(report, RECORDS_ATTR, None)
-    if call.when != "setup" and isinstance(records, dict) and "vibecheck" in records:
-        records["vibecheck"] = SAME_AS_SETUP
     return report
 
 
