@@ -12,7 +12,8 @@
    tests, compared with the official verdict ``graded_list[0]`` (private + public tests, which
    we do not have: programs that pass the public tests and fail private ones are expected).
 
-Usage: ``python benchmarks/agreement_qwen.py [--only bcb|lcb] [--workers N] [--json OUT]``
+Usage: ``python benchmarks/agreement_qwen.py [--only bcb|lcb] [--workers N] [--json OUT]
+[--env bigvibebench]`` (``--env``: run the candidates in that execution environment).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from typing import Any
 
 from pytest_vibecheck.execute.calibrate import Calibrator
 from pytest_vibecheck.execute.envcheck import check_environment
+from pytest_vibecheck.execute.environments import resolve_environment
 from pytest_vibecheck.execute.pool import timed_run_many
+from pytest_vibecheck.execute.sandbox import SandboxSettings
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings, run_tests
 from pytest_vibecheck.suites.loaders import load_bigcodebench, load_livecodebench
 
@@ -99,14 +102,23 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
         samples = {s["task_id"]: s for s in map(json.loads, fh)}
     with gzip.open(QWEN / f"{QWEN_PREFIX}_eval_results.json.gz", "rt", encoding="utf-8") as fh:
         official = {t: v[0] for t, v in json.load(fh)["eval"].items()}
-    env = check_environment(list(problems.values()), suite="bigcodebench")
+    environment = resolve_environment(args.env)
+    python = None if environment.id == "" else environment.python
+    print(f"execution environment: {environment.describe()}")
+    env = check_environment(list(problems.values()), suite="bigcodebench", python=python)
     runnable = [t for t in env.runnable if t in samples and t in official]
+    if args.every > 1:  # a deterministic sample: every Nth runnable task by id
+        runnable = sorted(runnable, key=lambda t: int(t.rsplit("/", 1)[1]))[:: args.every]
     print(
         f"BigCodeBench: {len(runnable)} of {len(problems)} tasks runnable here "
         f"(missing: {dict(sorted(env.missing.items(), key=lambda kv: -kv[1])[:8])} ...)"
     )
     settings = ExecSettings(
-        calibrator=Calibrator(args.calibration, floor_s=args.floor, factor=args.factor)
+        sandbox=SandboxSettings(python=python),
+        calibrator=Calibrator(
+            args.calibration, floor_s=args.floor, factor=args.factor, environment=environment.id
+        ),
+        environment=environment.id,
     )
     items = [(samples[t]["solution"], problems[t]) for t in runnable]
     start = time.monotonic()
@@ -227,6 +239,12 @@ def main() -> int:
     ap.add_argument("--factor", type=float, default=4.0)
     ap.add_argument("--calibration", type=Path, default=Path(".vibecheck/calibration.sqlite"))
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--env", default=None, help="execution environment (vibecheck env create NAME) to run in"
+    )
+    ap.add_argument(
+        "--every", type=int, default=1, help="run every Nth runnable BigCodeBench task (a sample)"
+    )
     args = ap.parse_args()
     out: dict[str, Any] = {}
     if args.only in (None, "bcb"):

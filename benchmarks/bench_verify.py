@@ -87,6 +87,27 @@ class RuffPeak:
         return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def bare_ruff_floor(codes: list[str]) -> float:
+    """Seconds of one Ruff process linting every sample with every rule (JSON output parsed):
+    the floor of any engine that reads Ruff's JSON (issue 17)."""
+    from pytest_vibecheck.verify.ruff_engine import default_engine
+
+    ruff = default_engine().ruff_bin()
+    with tempfile.TemporaryDirectory(prefix="vibecheck-floor-") as tmp:
+        for n, code in enumerate(codes):
+            Path(tmp, f"s{n}.py").write_text(with_final_newline(code), encoding="utf-8")
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            [ruff, "check", "--isolated", "--no-cache", "--select", "ALL", "--preview",
+             "--output-format", "json", "--exit-zero", "."],
+            cwd=tmp, capture_output=True, text=True, check=False,
+        )
+        import json
+
+        json.loads(done.stdout)
+        return time.perf_counter() - t0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="batch runs (the median is reported)")
@@ -121,6 +142,11 @@ def main() -> int:
     errors = sum(1 for row in verdicts for v in row if v.error)
     print(f"batch:    {t_batch:6.2f} s median of {args.repeat} ({', '.join(f'{t:.2f}' for t in times)} s), "
           f"{n / t_batch:8.0f} verifications/s, {processes} Ruff process(es), {errors} errors")
+    floors = [bare_ruff_floor([code for _, code in sols]) for _ in range(args.repeat)]
+    t_floor = statistics.median(floors)
+    print(f"floor:    {t_floor:6.2f} s median of {args.repeat}: one bare `ruff check --select ALL "
+          f"--preview --output-format json` over the {len(sols)} files (what any engine must pay); "
+          f"batch / floor = {t_batch / t_floor:.1f}x")
 
     # One more (untimed) batch run for memory: the Python heap via tracemalloc, and the peak
     # RSS of the Ruff process (VmHWM sampled from /proc: getrusage(RUSAGE_CHILDREN) would

@@ -26,12 +26,14 @@ contradictory (prompt, instruction) pair in any shipped suite (:func:`contradict
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_vibecheck.execute.envcheck import derive_required_modules
 from pytest_vibecheck.generate.protocols import PAPER_LIVE_SYSTEM_PROMPT
 from pytest_vibecheck.suites.augment import augment, category_shares
 from pytest_vibecheck.suites.loaders import (
@@ -100,7 +102,11 @@ def _write(
     licences: tuple[str, ...],
     extra: dict[str, Any] | None = None,
 ) -> None:
-    augmented = augment(problems, k=K, seed=SEED, selector=RulesSelector(), suite=name)
+    augmented = [
+        # the modules each task needs, stored so a run never parses test code for them
+        dataclasses.replace(p, requires=derive_required_modules(p))
+        for p in augment(problems, k=K, seed=SEED, selector=RulesSelector(), suite=name)
+    ]
     extra = dict(extra or {})
     extra["selector_version"] = RULES_VERSION
     write_suite(

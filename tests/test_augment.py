@@ -376,9 +376,16 @@ def test_shipped_hard_suite_is_reproduced_from_the_data() -> None:
         network_free=bcb_dir / "network-free-set.txt",
         stdlib_only=bcb_dir / "bigcodebench_v0.1.0_stdlib_only_task_ids.json",
     )
-    again = augment(
-        problems, k=suite.manifest["k"], seed=suite.manifest["seed"], selector=RulesSelector()
-    )
+    import dataclasses
+
+    from pytest_vibecheck.execute.envcheck import derive_required_modules
+
+    again = [  # as scripts/build_suites.py writes them: each task's required modules stored
+        dataclasses.replace(p, requires=derive_required_modules(p))
+        for p in augment(
+            problems, k=suite.manifest["k"], seed=suite.manifest["seed"], selector=RulesSelector()
+        )
+    ]
     assert encode_records(again) == encode_records(suite.problems)
 
 

@@ -106,17 +106,70 @@ def test_failing_reference_falls_back_to_default(tmp_path: Path) -> None:
     assert got.reason.startswith("reference solution failed: test_negative")
 
 
-def test_run_tests_uses_the_calibrator(tmp_path: Path) -> None:
+def test_run_tests_uses_the_calibrator_lazily(tmp_path: Path) -> None:
     cal = Calibrator(tmp_path / "cal.sqlite", floor_s=3.0, factor=4.0)
     res = run_tests(
         "def task_func(x):\n    return x * x\n", bcb_problem(), ExecSettings(calibrator=cal)
     )
+    # ended within the floor: the reference was never timed (every limit is >= the floor)
     assert res.status == "passed"
-    assert res.limits["time_limit_source"] == "calibrated"
+    assert res.limits["time_limit_source"] == "floor"
     assert res.limits["time_limit_s"] == 3.0
+    assert cal.measurements == 0 and cal.stored(bcb_problem()) is None
+    assert res.cpu_time_s is not None and 0 <= res.cpu_time_s < 3.0
+    # the candidate's times are kept for scheduling
+    assert cal.expected_times([bcb_problem()])["t/bcb"].source == "observed"
     nocal = run_tests("def add(a, b):\n    return a + b\n", humaneval_problem(), ExecSettings())
     assert nocal.limits["time_limit_source"] == "default"
     assert nocal.limits["time_limit_s"] == 10.0
+
+
+SLEEPY = "import time\ndef task_func(x):\n    time.sleep({s})\n    return x * x\n"
+
+
+def test_lazy_calibration_times_the_reference_only_past_the_floor(tmp_path: Path) -> None:
+    # the reference sleeps 0.4 s: limit max(0.5, 4 x ~0.4) ~ 1.6 s; the candidate sleeps 0.8 s
+    prob = dataclasses.replace(bcb_problem(), canonical_solution=SLEEPY.format(s=0.2))
+    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=0.5, factor=4.0)
+    settings = ExecSettings(calibrator=cal, startup_s=5.0)
+    res = run_tests(SLEEPY.format(s=0.8), prob, settings)
+    assert res.status == "passed"
+    assert cal.measurements == 1
+    assert res.limits["time_limit_source"] == "calibrated"
+    ref = cal.stored(prob)
+    assert ref is not None and ref[0] == "passed"
+    assert res.limits["time_limit_s"] == round(max(0.5, 4 * float(ref[1] or 0)), 3)
+    # the reference's CPU seconds are stored: it sleeps, so it needs no CPU slot
+    expected = cal.expected_times([prob])["t/bcb"]
+    assert expected.source == "reference" and expected.cpu_s is not None
+    assert expected.cpu_s < expected.wall_s
+    # a second candidate past the floor: the stored reference gives its limit, no new timing
+    again = run_tests(SLEEPY.format(s=0.7), prob, settings)
+    assert again.status == "passed" and cal.measurements == 1
+
+
+def test_lazy_calibration_keeps_a_timeout_when_the_limit_is_the_floor(tmp_path: Path) -> None:
+    # factor 1: the limit is max(1 s, reference), the floor while the reference takes < 1 s
+    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=1.0, factor=1.0)
+    settings = ExecSettings(calibrator=cal, startup_s=5.0)
+    res = run_tests(SLEEPY.format(s=4), bcb_problem(), settings)  # reference: instant
+    assert res.status == "timeout"
+    assert cal.measurements == 1
+    assert res.limits["time_limit_source"] == "calibrated"
+    assert res.limits["time_limit_s"] == 1.0
+
+
+def test_cache_key_names_the_rule_not_this_machines_limit(tmp_path: Path) -> None:
+    from pytest_vibecheck.execute.tests import result_key
+
+    code = "def task_func(x):\n    return x * x\n"
+    a = ExecSettings(calibrator=Calibrator(tmp_path / "a.sqlite"))
+    b = ExecSettings(calibrator=Calibrator(tmp_path / "b.sqlite"))
+    assert result_key(code, bcb_problem(), a) == result_key(code, bcb_problem(), b)
+    c = ExecSettings(calibrator=Calibrator(tmp_path / "a.sqlite", floor_s=2.0))
+    assert result_key(code, bcb_problem(), a) != result_key(code, bcb_problem(), c)
+    env = a.replace(environment="bigvibebench@0123456789ab")
+    assert result_key(code, bcb_problem(), env) != result_key(code, bcb_problem(), a)
 
 
 def test_calibration_keys() -> None:

@@ -17,8 +17,11 @@ from typing import Any
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.cache import DEFAULT_EXEC_CACHE_PATH, ExecCache
 from pytest_vibecheck.execute.calibrate import DEFAULT_CALIBRATION_PATH, Calibrator
+from pytest_vibecheck.execute.environments import resolve_environment
+from pytest_vibecheck.execute.executor import make_executor
+from pytest_vibecheck.execute.pool import run_many
 from pytest_vibecheck.execute.sandbox import SandboxSettings
-from pytest_vibecheck.execute.tests import DEFAULT_TIME_LIMITS, ExecSettings, run_tests
+from pytest_vibecheck.execute.tests import DEFAULT_TIME_LIMITS, ExecSettings
 from pytest_vibecheck.suites.profiles import LIVE_KINDS, get_profile
 from pytest_vibecheck.suites.store import load_suite
 
@@ -60,6 +63,18 @@ def register(sub: Any) -> None:
         "--memory-mb", type=int, default=4096, help="address space above the start size (MiB)"
     )
     p.add_argument("--allow-network", action="store_true", help="do not block the network")
+    p.add_argument(
+        "--env",
+        default=None,
+        metavar="NAME|PATH",
+        help="execution environment made by `vibecheck env create` (default: this interpreter)",
+    )
+    p.add_argument(
+        "--executor",
+        default="local",
+        metavar="SPEC",
+        help="where the sandbox runs: local (default) or ray[://HOST:PORT] (the ray extra)",
+    )
     p.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     p.add_argument(
         "--cache", default=str(DEFAULT_EXEC_CACHE_PATH), metavar="PATH", help="result cache file"
@@ -90,9 +105,12 @@ def run(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     problem = suite.get(args.task)
     code = _read_code(args.code, problem.canonical_solution, args.task)
+    env = resolve_environment(args.env)
     calibrator = None
     if args.time_limit is None:
-        calibrator = Calibrator(DEFAULT_CALIBRATION_PATH, floor_s=args.floor, factor=args.factor)
+        calibrator = Calibrator(
+            DEFAULT_CALIBRATION_PATH, floor_s=args.floor, factor=args.factor, environment=env.id
+        )
     profile = get_profile(args.profile)
     limits = dict(DEFAULT_TIME_LIMITS)
     limits.update(dict.fromkeys(LIVE_KINDS, profile.case_time_limit_s))
@@ -103,14 +121,20 @@ def run(args: argparse.Namespace) -> int:
             sandbox=SandboxSettings(
                 memory_headroom_mb=args.memory_mb,
                 network="allow" if args.allow_network else "block",
+                python=None if env.id == "" else env.python,
             ),
             time_limit_s=args.time_limit,
             calibrator=calibrator,
+            environment=env.id,
         )
     except VibecheckError as exc:
         raise VibecheckError(f"invalid option: {exc}") from None
     cache = None if args.no_cache else ExecCache(args.cache)
-    result = run_tests(code, problem, settings, cache)
+    executor = make_executor(args.executor)
+    try:
+        result = run_many([(code, problem)], settings, cache, executor=executor)[0]
+    finally:
+        executor.close()
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:

@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pytest_vibecheck.cli.merge_cmd",
     "pytest_vibecheck.cli.exec_cmd",
     "pytest_vibecheck.cli.envcheck_cmd",
+    "pytest_vibecheck.cli.env_cmd",
     "pytest_vibecheck.cli.results_cmd",
     "pytest_vibecheck.cli.export_dataset_cmd",
     "pytest_vibecheck.cli.plugins_cmd",

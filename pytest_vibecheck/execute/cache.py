@@ -2,7 +2,8 @@
 
 Key = sha256 over canonical JSON of the candidate code, the problem's test specification
 (kind, test code, cases, entry point) and the execution settings that can change a verdict
-(sandbox version, limits, time limit, grading rule): see :func:`cache_key`. Only verdicts
+(sandbox version, limits, the time-limit rule or fixed limit, grading rule, the execution
+environment's id with its lock hash): see :func:`cache_key`. Only verdicts
 about the code are stored (``passed``, ``failed``, ``timeout``); ``error`` and ``skipped``
 depend on the environment and are never cached.
 
@@ -34,7 +35,7 @@ T = TypeVar("T")
 #: Default location, next to the generation cache (``.vibecheck/cache.sqlite``).
 DEFAULT_EXEC_CACHE_PATH = Path(".vibecheck") / "exec-cache.sqlite"
 
-EXEC_CACHE_SCHEMA = 1
+EXEC_CACHE_SCHEMA = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (

@@ -12,6 +12,15 @@ tests), so changing the data or the machine measures again. ``floor_s`` and ``fa
 applied when reading, so changing them needs no new measurement. A reference solution that
 does not pass (e.g. BigCodeBench/541 here) gives no calibration: the kind's default limit is
 used and the reason recorded.
+
+Calibration is *lazy* (:func:`pytest_vibecheck.execute.tests.run_tests`): a candidate runs
+under ``floor_s`` first, and the reference is timed only when the candidate exceeds it. Since
+every calibrated limit is at least ``floor_s``, a candidate that ends within the floor gets the
+same verdict as under its calibrated limit, so no reference needs timing for it.
+
+Besides reference times the store keeps the CPU seconds of each reference run and the last
+observed wall and CPU seconds of any candidate per task (``task_times``): the expected
+durations the schedulers use (:mod:`pytest_vibecheck.execute.schedule`), never a limit.
 """
 
 from __future__ import annotations
@@ -25,11 +34,11 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_vibecheck._store import SQLiteStore
 from pytest_vibecheck.errors import VibecheckError
@@ -50,8 +59,62 @@ CREATE TABLE IF NOT EXISTS reference_times (
     message TEXT NOT NULL,
     measured REAL NOT NULL,
     PRIMARY KEY (machine, task)
+);
+CREATE TABLE IF NOT EXISTS task_times (
+    machine TEXT NOT NULL,
+    task TEXT NOT NULL,
+    wall_s REAL NOT NULL,
+    cpu_s REAL,
+    measured REAL NOT NULL,
+    PRIMARY KEY (machine, task)
 )
 """
+
+
+@dataclass(frozen=True)
+class ExpectedTime:
+    """How long a task's tests are expected to take on this machine: ``wall_s`` seconds of wall
+    clock, ``cpu_s`` CPU seconds (None when unknown); ``source`` is ``reference`` or
+    ``observed`` (the last candidate run)."""
+
+    wall_s: float
+    cpu_s: float | None
+    source: str
+
+    @property
+    def sleeps(self) -> bool:
+        """True when the run mostly waits: over 1 s long and CPU seconds under
+        :data:`SLEEPER_CPU_FRACTION` of the wall clock. Such a run does not need a CPU of its
+        own. The fraction is low because a CPU-bound run on a loaded machine also gets little
+        CPU per second of wall clock."""
+        return is_sleeper(self.wall_s, self.cpu_s)
+
+
+#: CPU seconds per wall-clock second under which a run counts as sleeping (the sleep-bound
+#: BigCodeBench references use under 0.2%; a busy loop on a machine loaded 11x still gets 9%).
+SLEEPER_CPU_FRACTION = 0.05
+
+
+def is_sleeper(wall_s: float | None, cpu_s: float | None) -> bool:
+    """See :attr:`ExpectedTime.sleeps` (False when either is unknown)."""
+    return (
+        wall_s is not None
+        and cpu_s is not None
+        and wall_s > 1.0
+        and cpu_s < SLEEPER_CPU_FRACTION * wall_s
+    )
+
+
+def _rebuild(
+    path: str, floor_s: float, factor: float, reference_limit_s: float, environment: str
+) -> Calibrator:
+    return Calibrator(
+        path,
+        floor_s=floor_s,
+        factor=factor,
+        reference_limit_s=reference_limit_s,
+        environment=environment,
+    )
 
 
 class CalibrationWarning(UserWarning):
@@ -130,6 +193,7 @@ class Calibrator(SQLiteStore):
         floor_s: float = 5.0,
         factor: float = 4.0,
         reference_limit_s: float = DEFAULT_REFERENCE_LIMIT_S,
+        environment: str = "",
     ) -> None:
         if not (floor_s > 0 and factor > 0 and reference_limit_s > 0):
             raise VibecheckError(
@@ -140,15 +204,37 @@ class Calibrator(SQLiteStore):
         self.floor_s = float(floor_s)
         self.factor = float(factor)
         self.reference_limit_s = float(reference_limit_s)
+        #: the execution environment's id (:mod:`pytest_vibecheck.execute.environments`): its
+        #: libraries change reference times and verdicts, so it is part of the machine key
+        self.environment = environment
+        self.machine = machine_id() + (f"+{environment}" if environment else "")
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.measurements = 0
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Sent to other processes (a Ray task) as its settings: same store path (absolute),
+        # same rule; connections and locks are per process.
+        return (
+            _rebuild,
+            (
+                str(self.path.absolute()),
+                self.floor_s,
+                self.factor,
+                self.reference_limit_s,
+                self.environment,
+            ),
+        )
+
     # -- storage ------------------------------------------------------------
 
     def init_schema(self, conn: sqlite3.Connection) -> None:
-        """Create the reference-time table if absent."""
-        conn.execute(_SCHEMA)
+        """Create the tables if absent (and the CPU column of stores written before it)."""
+        conn.executescript(_SCHEMA)
+        cols = {row[1] for row in conn.execute("PRAGMA table_info(reference_times)")}
+        if "cpu_s" not in cols:
+            with contextlib.suppress(sqlite3.OperationalError):  # another process added it
+                conn.execute("ALTER TABLE reference_times ADD COLUMN cpu_s REAL")
 
     def stored(self, problem: Problem) -> tuple[str, float | None, str] | None:
         """``(status, seconds, message)`` measured earlier on this machine, or None."""
@@ -157,7 +243,7 @@ class Calibrator(SQLiteStore):
                 self.connection()
                 .execute(
                     "SELECT status, seconds, message FROM reference_times WHERE machine = ? AND task = ?",
-                    (machine_id(), task_key(problem)),
+                    (self.machine, task_key(problem)),
                 )
                 .fetchone()
             )
@@ -166,21 +252,87 @@ class Calibrator(SQLiteStore):
             return None
         return None if row is None else (str(row[0]), row[1], str(row[2]))
 
-    def store(self, problem: Problem, status: str, seconds: float | None, message: str) -> None:
+    def store(
+        self,
+        problem: Problem,
+        status: str,
+        seconds: float | None,
+        message: str,
+        cpu_s: float | None = None,
+    ) -> None:
         """Record a reference measurement (overwrites an earlier one)."""
         try:
             self.connection().execute(
-                "INSERT OR REPLACE INTO reference_times VALUES (?, ?, ?, ?, ?, ?)",
-                (machine_id(), task_key(problem), status, seconds, message[:500], time.time()),
+                "INSERT OR REPLACE INTO reference_times "
+                "(machine, task, status, seconds, message, measured, cpu_s) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (self.machine, task_key(problem), status, seconds, message[:500], time.time(), cpu_s),
             )
         except (sqlite3.Error, CalibrationStoreError) as exc:
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+
+    def observe(self, problem: Problem, wall_s: float, cpu_s: float | None) -> None:
+        """Record how long a candidate's tests took (seconds), for scheduling only."""
+        try:
+            self.connection().execute(
+                "INSERT OR REPLACE INTO task_times VALUES (?, ?, ?, ?, ?)",
+                (self.machine, task_key(problem), wall_s, cpu_s, time.time()),
+            )
+        except (sqlite3.Error, CalibrationStoreError) as exc:
+            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+
+    def snapshot(self) -> dict[str, ExpectedTime]:
+        """Every expected duration stored for this machine, by :func:`task_key`: the
+        reference's time when it passed, else the last observed candidate's. One read of the
+        store (a failure warns and returns nothing)."""
+        out: dict[str, ExpectedTime] = {}
+        try:
+            conn = self.connection()
+            for task, wall, cpu in conn.execute(
+                "SELECT task, wall_s, cpu_s FROM task_times WHERE machine = ?", (self.machine,)
+            ):
+                out[str(task)] = ExpectedTime(float(wall), cpu, "observed")
+            for task, status, seconds, cpu in conn.execute(
+                "SELECT task, status, seconds, cpu_s FROM reference_times WHERE machine = ?",
+                (self.machine,),
+            ):
+                if status == "passed" and seconds is not None:
+                    out[str(task)] = ExpectedTime(float(seconds), cpu, "reference")
+        except (sqlite3.Error, CalibrationStoreError) as exc:
+            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+        return out
+
+    def expected_times(self, problems: Iterable[Problem]) -> dict[str, ExpectedTime]:
+        """Expected durations by task id for ``problems`` (tasks never run are left out)."""
+        snap = self.snapshot()
+        out: dict[str, ExpectedTime] = {}
+        for p in problems:
+            found = snap.get(task_key(p))
+            if found is not None:
+                out[p.task_id] = found
+        return out
 
     # -- limits -------------------------------------------------------------
 
     def limit_from(self, reference_s: float) -> float:
         """``max(floor_s, factor x reference_s)`` in seconds."""
         return max(self.floor_s, self.factor * reference_s)
+
+    def known(self, problem: Problem, default_s: float) -> Calibration | None:
+        """The limit from an earlier measurement, or None when the reference was never timed
+        on this machine (nothing is measured here)."""
+        if not problem.canonical_solution:
+            return Calibration(default_s, "default", reason="no reference solution")
+        found = self.stored(problem)
+        return None if found is None else self._from(found, default_s)
+
+    def _from(self, found: tuple[str, float | None, str], default_s: float) -> Calibration:
+        status, seconds, message = found
+        if status == "passed" and seconds is not None:
+            return Calibration(self.limit_from(seconds), "calibrated", reference_s=seconds)
+        return Calibration(
+            default_s, "default", reason=f"reference solution {status}: {message}"[:300]
+        )
 
     def calibrate(
         self,
@@ -204,12 +356,7 @@ class Calibrator(SQLiteStore):
                 found = self.stored(problem)
                 if found is None:
                     found = self._measure(problem, settings, run)
-        status, seconds, message = found
-        if status == "passed" and seconds is not None:
-            return Calibration(self.limit_from(seconds), "calibrated", reference_s=seconds)
-        return Calibration(
-            default_s, "default", reason=f"reference solution {status}: {message}"[:300]
-        )
+        return self._from(found, default_s)
 
     def _lock_for(self, key: str) -> threading.Lock:
         with self._locks_guard:
@@ -232,5 +379,5 @@ class Calibrator(SQLiteStore):
         seconds = result.test_time_s if result.test_time_s is not None else result.duration_s
         found = (result.status, seconds, result.message)
         if result.status in ("passed", "failed", "timeout"):
-            self.store(problem, *found)
+            self.store(problem, *found, cpu_s=result.cpu_time_s)
         return found

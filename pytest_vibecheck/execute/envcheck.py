@@ -142,10 +142,20 @@ def _imports(code: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def required_modules(problem: Problem) -> tuple[str, ...]:
-    """Top-level non-standard-library modules ``problem`` needs (``libs`` + test imports), sorted."""
+def derive_required_modules(problem: Problem) -> tuple[str, ...]:
+    """Top-level non-standard-library modules ``problem`` needs (``libs`` + the test code's
+    imports, parsed), sorted. The suite build stores this as the record's ``requires``."""
     names = set(problem.libs) | _imports(problem.test.code)
     return tuple(sorted(n for n in names if n and n not in STDLIB and n != "__future__"))
+
+
+def required_modules(problem: Problem) -> tuple[str, ...]:
+    """Top-level non-standard-library modules ``problem`` needs, sorted: the suite record's
+    ``requires`` when it has one (no parsing at run time), else
+    :func:`derive_required_modules`."""
+    if problem.requires is not None:
+        return problem.requires
+    return derive_required_modules(problem)
 
 
 @cache

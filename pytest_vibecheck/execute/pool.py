@@ -9,14 +9,13 @@ them, and sandbox user ids are handed out with file locks across processes.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pytest_vibecheck.execute.cache import ExecCache
-from pytest_vibecheck.execute.tests import ExecResult, ExecSettings, run_tests
+from pytest_vibecheck.execute.executor import Executor, LocalExecutor, TestService, cpu_share
+from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.suites.problem import Problem
 
 
@@ -24,16 +23,10 @@ def default_workers() -> int:
     """CPU count divided by the number of pytest-xdist workers (at least 1).
 
     Reads ``PYTEST_XDIST_WORKER_COUNT`` (set by xdist in its workers), so ``-n 2`` on a
-    4-core machine gives each worker 2 sandboxes at a time.
+    4-core machine gives each worker 2 sandboxes at a time
+    (:func:`pytest_vibecheck.execute.executor.cpu_share`).
     """
-    cpus = (
-        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    )
-    try:
-        xdist = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
-    except ValueError:
-        xdist = 1
-    return max(1, cpus // xdist)
+    return cpu_share()
 
 
 @dataclass(frozen=True)
@@ -58,41 +51,26 @@ def run_many(
     *,
     workers: int | None = None,
     on_result: Callable[[int, ExecResult], None] | None = None,
+    executor: Executor | None = None,
 ) -> list[ExecResult]:
     """Run every ``(code, problem)`` pair; results in input order.
 
-    ``workers``: sandboxes at a time (default :func:`default_workers`). Cache hits are
-    answered without using a worker. ``on_result(index, result)`` is called as each result
-    arrives (from worker threads). Never raises for what the code does; a failure of the
-    runner itself for one item becomes an ``error`` result for that item.
+    ``executor``: where the runs happen (default: a
+    :class:`~pytest_vibecheck.execute.executor.LocalExecutor` with ``workers`` CPU slots,
+    default :func:`default_workers`, closed afterwards). Cache hits and skipped tasks use no
+    sandbox. ``on_result(index, result)`` is called for each result, in input order. Never
+    raises for what the code does; a failure of the runner itself for one item becomes an
+    ``error`` result for that item.
     """
     pairs: Sequence[tuple[str, Problem]] = list(items)
     settings = settings or ExecSettings()
-    n = workers or default_workers()
-    results: list[ExecResult | None] = [None] * len(pairs)
-
-    def one(i: int) -> ExecResult:
-        code, problem = pairs[i]
-        try:
-            res = run_tests(code, problem, settings, cache)
-        except Exception as exc:
-            res = ExecResult(
-                status="error",
-                message=f"runner: {type(exc).__name__}: {exc}",
-                task_id=problem.task_id,
-            )
-        results[i] = res
-        if on_result is not None:
-            on_result(i, res)
-        return res
-
-    if n <= 1 or len(pairs) <= 1:
-        for i in range(len(pairs)):
-            one(i)
-    else:
-        with ThreadPoolExecutor(max_workers=n, thread_name_prefix="vibecheck-sandbox") as pool:
-            list(pool.map(one, range(len(pairs))))
-    return [r for r in results if r is not None]
+    own = executor is None
+    ex = executor if executor is not None else LocalExecutor(workers or default_workers())
+    try:
+        return TestService(ex, settings, cache).run(pairs, on_result)
+    finally:
+        if own:
+            ex.close()
 
 
 def summarize(results: Sequence[ExecResult], wall_s: float) -> RunStats:
@@ -109,8 +87,9 @@ def timed_run_many(
     cache: ExecCache | None = None,
     *,
     workers: int | None = None,
+    executor: Executor | None = None,
 ) -> tuple[list[ExecResult], RunStats]:
     """:func:`run_many` plus its :class:`RunStats`."""
     start = time.monotonic()
-    res = run_many(items, settings, cache, workers=workers)
+    res = run_many(items, settings, cache, workers=workers, executor=executor)
     return res, summarize(res, time.monotonic() - start)

@@ -34,7 +34,7 @@ from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute import envcheck
 from pytest_vibecheck.execute._child.compare import GRADINGS
 from pytest_vibecheck.execute.cache import ExecCache, cache_key
-from pytest_vibecheck.execute.calibrate import Calibrator
+from pytest_vibecheck.execute.calibrate import Calibration, Calibrator, is_sleeper
 from pytest_vibecheck.execute.expected import expected_tests
 from pytest_vibecheck.execute.sandbox import (
     SANDBOX_VERSION,
@@ -83,6 +83,9 @@ class ExecSettings:
       Vibe Checker paper's evaluator) or ``"lcb"`` (LiveCodeBench's); the exact rules are the
       functions of ``execute/_child/compare.py``. There is no float tolerance.
     - ``check_env``: skip tasks whose libraries are missing, before running.
+    - ``environment``: id of the execution environment the sandbox's interpreter belongs to
+      (``bigvibebench@<lock sha256 prefix>``, :mod:`pytest_vibecheck.execute.environments`;
+      empty for the interpreter running pytest-vibecheck). Part of the cache key.
     """
 
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
@@ -94,6 +97,7 @@ class ExecSettings:
     startup_s: float = 20.0
     grading: str = "paper"
     check_env: bool = True
+    environment: str = ""
 
     def __post_init__(self) -> None:
         if self.time_limit_s is not None and not self.time_limit_s > 0:
@@ -130,6 +134,7 @@ class ExecResult:
     cached: bool = False
     task_id: str = ""
     test_time_s: float | None = None
+    cpu_time_s: float | None = None
     missing_module: str | None = None
     stdout: str = ""
     stderr: str = ""
@@ -177,20 +182,28 @@ class ExecResult:
         return res
 
 
+def _default_limit(problem: Problem, settings: ExecSettings) -> float:
+    return float(settings.default_time_limits.get(problem.test.kind, 60.0))
+
+
+def _limit_info(cal: Calibration) -> dict[str, Any]:
+    info: dict[str, Any] = {"time_limit_source": cal.source}
+    if cal.reference_s is not None:
+        info["reference_s"] = round(cal.reference_s, 4)
+    if cal.reason:
+        info["time_limit_note"] = cal.reason
+    return info
+
+
 def time_limit_for(problem: Problem, settings: ExecSettings) -> tuple[float, dict[str, Any]]:
-    """The time limit (seconds) for ``problem`` and a description of where it came from."""
-    kind = problem.test.kind
-    default = float(settings.default_time_limits.get(kind, 60.0))
+    """The time limit (seconds) for ``problem`` and a description of where it came from
+    (measuring the reference solution now if the calibrator has not yet)."""
+    default = _default_limit(problem, settings)
     if settings.time_limit_s is not None:
         return float(settings.time_limit_s), {"time_limit_source": "fixed"}
     if settings.calibrator is not None:
         cal = settings.calibrator.calibrate(problem, default, settings)
-        info: dict[str, Any] = {"time_limit_source": cal.source}
-        if cal.reference_s is not None:
-            info["reference_s"] = round(cal.reference_s, 4)
-        if cal.reason:
-            info["time_limit_note"] = cal.reason
-        return cal.limit_s, info
+        return cal.limit_s, _limit_info(cal)
     return default, {"time_limit_source": "default"}
 
 
@@ -199,32 +212,39 @@ def _wall_clock(problem: Problem, limit: float, settings: ExecSettings) -> float
     return limit * max(n, 1) + settings.startup_s
 
 
-def _fingerprint(problem: Problem, limit: float, settings: ExecSettings) -> dict[str, Any]:
+def _fingerprint(problem: Problem, settings: ExecSettings) -> dict[str, Any]:
+    """What besides code and tests can change a verdict. With a calibrator this is the rule
+    (floor, factor, default) rather than the limit it gives on this machine: the key is known
+    before any reference is timed (lazy calibration), on whichever machine runs the code."""
     fp = settings.sandbox.fingerprint()
-    fp.update(
-        {
-            "time_limit_s": round(limit, 3),
-            "wall_s": round(_wall_clock(problem, limit, settings), 3),
-            "grading": settings.grading,
+    fp["grading"] = settings.grading
+    fp["startup_s"] = settings.startup_s
+    if settings.environment:
+        fp["environment"] = settings.environment
+    cal = settings.calibrator
+    if settings.time_limit_s is None and cal is not None:
+        fp["time_limit"] = {
+            "rule": "max(floor, factor x reference)",
+            "floor_s": cal.floor_s,
+            "factor": cal.factor,
+            "default_s": _default_limit(problem, settings),
         }
-    )
+    else:
+        limit, _info = time_limit_for(problem, settings)
+        fp["time_limit_s"] = round(limit, 3)
     return fp
 
 
-def run_tests(
-    code: str,
-    problem: Problem,
-    settings: ExecSettings | None = None,
-    cache: ExecCache | None = None,
-) -> ExecResult:
-    """Run ``problem``'s tests against ``code`` in a fresh sandbox.
+def result_key(code: str, problem: Problem, settings: ExecSettings) -> str:
+    """The execution cache key of running ``code`` against ``problem`` with ``settings``
+    (:func:`pytest_vibecheck.execute.cache.cache_key`); needs no sandbox run and no
+    calibration."""
+    return cache_key(code, problem.test, _fingerprint(problem, settings))
 
-    Returns an :class:`ExecResult`; never raises for anything the code does. With
-    ``cache``, an identical (code, tests, settings) run is answered from the cache
-    (``cached=True``). Raises :class:`~pytest_vibecheck.errors.VibecheckError` only for
-    invalid settings or an unknown test kind.
-    """
-    settings = settings or ExecSettings()
+
+def check_runnable(problem: Problem, settings: ExecSettings) -> ExecResult | None:
+    """A ``skipped`` result when the environment lacks a module ``problem`` needs (None when it
+    can run). Raises :class:`VibecheckError` for an unknown test kind."""
     kind = problem.test.kind
     if kind not in DEFAULT_TIME_LIMITS:
         raise VibecheckError(
@@ -241,12 +261,102 @@ def run_tests(
                 missing_module=missing[0],
                 network="n/a",
             )
-    limit, limit_info = time_limit_for(problem, settings)
-    key = cache_key(code, problem.test, _fingerprint(problem, limit, settings))
-    if cache is not None:
-        hit = ExecResult.from_cache(cache.get(key))
-        if hit is not None:
-            return dataclasses.replace(hit, cached=True, task_id=problem.task_id)
+    return None
+
+
+def cached_result(cache: ExecCache | None, key: str, problem: Problem) -> ExecResult | None:
+    """The cached result under ``key`` (``cached=True``), or None."""
+    if cache is None:
+        return None
+    hit = ExecResult.from_cache(cache.get(key))  # an unsound record is a miss
+    if hit is None:
+        return None
+    return dataclasses.replace(hit, cached=True, task_id=problem.task_id)
+
+
+def store_result(cache: ExecCache | None, key: str, result: ExecResult) -> None:
+    """Cache ``result`` under ``key`` when it is a verdict about the code (never ``error`` or
+    ``skipped``, never a run that wrote outside its folder)."""
+    if cache is not None and result.is_verdict and not result.writes_outside:
+        cache.put(key, result.to_dict())
+
+
+def run_tests(
+    code: str,
+    problem: Problem,
+    settings: ExecSettings | None = None,
+    cache: ExecCache | None = None,
+) -> ExecResult:
+    """Run ``problem``'s tests against ``code`` in a fresh sandbox.
+
+    Returns an :class:`ExecResult`; never raises for anything the code does. With
+    ``cache``, an identical (code, tests, settings) run is answered from the cache
+    (``cached=True``). Raises :class:`~pytest_vibecheck.errors.VibecheckError` only for
+    invalid settings or an unknown test kind.
+    """
+    settings = settings or ExecSettings()
+    skipped = check_runnable(problem, settings)
+    if skipped is not None:
+        return skipped
+    key = result_key(code, problem, settings)
+    hit = cached_result(cache, key, problem)
+    if hit is not None:
+        return hit
+    result = execute(code, problem, settings)
+    store_result(cache, key, result)
+    return result
+
+
+def execute(code: str, problem: Problem, settings: ExecSettings) -> ExecResult:
+    """The sandboxed part of :func:`run_tests` (no cache, no environment check): what an
+    executor runs on a worker or a cluster node.
+
+    Lazy calibration (:mod:`pytest_vibecheck.execute.calibrate`): with a calibrator and a
+    reference never timed on this machine, the candidate first runs under the floor limit.
+    Only a candidate that exceeds it has the reference timed and is run again under the
+    calibrated limit (when that is above the floor). Every calibrated limit is at least the
+    floor, so the verdict is the one the calibrated limit gives.
+    """
+    cal = settings.calibrator
+    if settings.time_limit_s is not None or cal is None:
+        limit, info = time_limit_for(problem, settings)
+        return _observed(cal, problem, _run_once(code, problem, limit, info, settings))
+    default = _default_limit(problem, settings)
+    known = cal.known(problem, default)
+    if known is not None:
+        result = _run_once(code, problem, known.limit_s, _limit_info(known), settings)
+        return _observed(cal, problem, result)
+    floor = cal.floor_s
+    first = _run_once(code, problem, floor, {"time_limit_source": "floor"}, settings)
+    if first.status != "timeout":
+        return _observed(cal, problem, first)
+    if is_sleeper(first.test_time_s, first.cpu_time_s):
+        from pytest_vibecheck.execute.executor import note_sleeping
+
+        note_sleeping()  # it slept through the floor: free this run's CPU slot for the rest
+    found = cal.calibrate(problem, default, settings)
+    timed = cal.expected_times([problem]).get(problem.task_id)
+    if timed is not None and timed.sleeps:
+        from pytest_vibecheck.execute.executor import note_sleeping
+
+        note_sleeping()  # the re-run will mostly sleep: free this run's CPU slot
+    if found.limit_s <= floor:
+        limits = {**first.limits, **_limit_info(found), "time_limit_s": round(floor, 3)}
+        return _observed(cal, problem, dataclasses.replace(first, limits=limits))
+    again = _run_once(code, problem, found.limit_s, _limit_info(found), settings)
+    return _observed(cal, problem, again)
+
+
+def _observed(cal: Calibrator | None, problem: Problem, result: ExecResult) -> ExecResult:
+    if cal is not None and result.status in ("passed", "failed") and result.test_time_s:
+        cal.observe(problem, result.test_time_s, result.cpu_time_s)
+    return result
+
+
+def _run_once(
+    code: str, problem: Problem, limit: float, limit_info: Mapping[str, Any], settings: ExecSettings
+) -> ExecResult:
+    kind = problem.test.kind
     wall = _wall_clock(problem, limit, settings)
     sb = dataclasses.replace(settings.sandbox, timeout_s=wall)
     known = frozenset(envcheck.IMPORT_TO_PYPI) | frozenset(envcheck.required_modules(problem))
@@ -259,7 +369,7 @@ def run_tests(
             network="n/a",
         )
     payload = {
-        "kind": kind,
+        "kind": problem.test.kind,
         "code": code,
         "test_code": problem.test.code,
         "test_class": expected.class_name,
@@ -275,10 +385,7 @@ def run_tests(
     verdict = decide(
         sres, kind, expected, len(problem.test.cases), known, settings.sandbox.python
     )
-    result = _to_exec_result(sres, verdict, problem, limit, limit_info)
-    if cache is not None and result.is_verdict and not result.writes_outside:
-        cache.put(key, result.to_dict())
-    return result
+    return _to_exec_result(sres, verdict, problem, limit, limit_info)
 
 
 #: Third-party libraries known to work without ``ctypes`` (numpy imports it only if present).
@@ -293,6 +400,15 @@ def _needs_ctypes(problem: Problem, test_imports: tuple[str, ...]) -> bool:
     if "ctypes" in names:
         return True
     return bool(set(envcheck.required_modules(problem)) - CTYPES_FREE)
+
+
+def _cpu_time(sres: SandboxResult) -> float | None:
+    """The harness's CPU seconds (scheduling only; None when absent or not a number)."""
+    job = sres.result if isinstance(sres.result, Mapping) else None
+    value = job.get("cpu_time_s") if job is not None else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
 
 
 def _to_exec_result(
@@ -317,6 +433,7 @@ def _to_exec_result(
         limits=limits,
         task_id=problem.task_id,
         test_time_s=verdict.test_time_s,
+        cpu_time_s=_cpu_time(sres),
         missing_module=verdict.missing_module,
         stdout=sres.stdout[-2000:],
         stderr=sres.stderr[-2000:],

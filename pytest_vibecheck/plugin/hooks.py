@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.plugin.ordering import WORKERINPUT_KEY, decode, encode, order_items
 from pytest_vibecheck.plugin.registry import REGISTRY_KEY, activate_session_registry
 from pytest_vibecheck.plugin.settings import (
     SETTINGS_KEY,
@@ -33,9 +34,11 @@ from pytest_vibecheck.plugin.settings import (
 
 if TYPE_CHECKING:
     from pytest_vibecheck.plugin.items import VibeItem
+    from pytest_vibecheck.plugin.run import Runtime
     from pytest_vibecheck.suites.store import Suite
 
 _RUN_ID_KEY = "vibecheck_run_id"
+_PLAN_KEY = "vibecheck_plan"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -57,13 +60,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 class _XdistHooks:
-    """Hooks that exist only with pytest-xdist: share the run id with the workers."""
+    """Hooks that exist only with pytest-xdist: share the run id and the expected durations
+    with the workers, and schedule ``--dist load`` by the duration plan
+    (:mod:`pytest_vibecheck.plugin.xdist_sched`)."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, expected: dict[str, Any], planned: bool) -> None:
         self.run_id = run_id
+        self.expected = expected
+        self.planned = planned
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[_RUN_ID_KEY] = self.run_id
+        node.workerinput[WORKERINPUT_KEY] = self.expected
+        node.workerinput[_PLAN_KEY] = self.planned
+
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if not self.planned:
+            return None
+        from pytest_vibecheck.plugin.xdist_sched import DurationScheduling
+
+        return DurationScheduling(config, log)
 
 
 @pytest.hookimpl(tryfirst=True)  # the registry is set up before other plugins configure
@@ -88,10 +104,11 @@ def pytest_configure(config: pytest.Config) -> None:
     run_id = workerinput.get(_RUN_ID_KEY) if workerinput is not None else None
     if workerinput is None:  # before anything is opened or spent
         _check_outputs(config, settings)
+    planned = bool(workerinput.get(_PLAN_KEY)) if workerinput is not None else False
     try:
         from pytest_vibecheck.suites.store import find_suite
 
-        runtime = Runtime(settings, run_id=run_id, owner=workerinput is None)
+        runtime = Runtime(settings, run_id=run_id, owner=workerinput is None, planned=planned)
     except VibecheckError as exc:
         raise pytest.UsageError(f"vibecheck: {exc}") from None
     try:
@@ -108,12 +125,18 @@ def pytest_configure(config: pytest.Config) -> None:
         register_counter(config, selection)
         summary = VibeSummary(config, settings)
         summary.selection = selection
+        summary.environment = runtime.environment.to_dict()
         config.stash[SUMMARY_KEY] = summary
         config.pluginmanager.register(summary, "vibecheck-summary")
         progress = RunProgress(config, runtime.guard, settings.progress)
         config.pluginmanager.register(progress, "vibecheck-progress")
         if config.pluginmanager.hasplugin("xdist"):
-            config.pluginmanager.register(_XdistHooks(runtime.run_id), "vibecheck-xdist")
+            cal = runtime.exec_settings.calibrator
+            expected = encode(cal.snapshot()) if cal is not None else {}
+            planned = config.getoption("dist", "no") == "load"
+            config.pluginmanager.register(
+                _XdistHooks(runtime.run_id, expected, planned), "vibecheck-xdist"
+            )
 
 
 def _check_outputs(config: pytest.Config, settings: VibeSettings) -> None:
@@ -191,6 +214,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active:
         return None
+    from pytest_vibecheck.plugin.run import RUNTIME_KEY
     from pytest_vibecheck.plugin.selection import header_part
 
     cache = "off" if settings.cache_mode == "off" else f"{settings.cache} ({settings.cache_mode})"
@@ -199,13 +223,66 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         str(Path(s).relative_to(here)) if Path(s).is_absolute() and Path(s).is_relative_to(here) else s
         for s in settings.suites
     ]
-    return [
+    lines = [
         f"vibecheck: models {', '.join(settings.models)}; suites {', '.join(suites)}; "
         f"profile {settings.profile}; "
         f"protocols {','.join(settings.protocols)}; k {','.join(map(str, settings.ks))}; "
         f"samples {settings.samples}; generation cache {cache}{header_part(settings)}",
         *_environment_lines(config, settings),
     ]
+    runtime = config.stash.get(RUNTIME_KEY, None)
+    if runtime is not None:
+        lines.append(f"vibecheck: {runnable_line(runtime, settings.suites)}")
+    return lines
+
+
+def runnable_line(runtime: Runtime, suites: Any) -> str:
+    """``execution environment bigvibebench@6dc38aaeabf7 (...): 1,131 of 1,140 bigvibebench
+    tasks can run; executor local``."""
+    from pytest_vibecheck.execute.envcheck import check_environment
+    from pytest_vibecheck.suites.store import load_suite
+
+    env = runtime.environment
+    python = None if env.id == "" else env.python
+    parts = []
+    for name in suites:
+        try:
+            suite = load_suite(name)
+        except VibecheckError:
+            continue  # reported by the collection
+        rep = check_environment(suite.problems, suite=suite.name, python=python)
+        parts.append(f"{len(rep.runnable):,} of {rep.total:,} {suite.name} tasks can run")
+    return (
+        f"execution environment {env.describe()}: {'; '.join(parts) or 'no suite'}; "
+        f"executor {runtime.settings.executor}"
+    )
+
+
+def order_by_duration(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the benchmark items by expected duration (longest first, spread over the xdist
+    workers: :mod:`pytest_vibecheck.plugin.ordering`)."""
+    from pytest_vibecheck.plugin.run import RUNTIME_KEY
+
+    runtime = config.stash.get(RUNTIME_KEY, None)
+    if runtime is None:
+        return
+    from pytest_vibecheck.execute.envcheck import missing_modules
+
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        expected = decode(workerinput.get(WORKERINPUT_KEY, {}))
+        workers = int(workerinput.get("workercount", 1)) if runtime.planned else 1
+    else:
+        cal = runtime.exec_settings.calibrator
+        expected = cal.snapshot() if cal is not None else {}
+        workers = 1
+    python = runtime.exec_settings.sandbox.python
+    runnable: dict[str, bool] = {}
+    for it in items:
+        spec = getattr(it, "spec", None)
+        if spec is not None and spec.problem.task_id not in runnable:
+            runnable[spec.problem.task_id] = not missing_modules(spec.problem, python)
+    order_items(items, expected, workers, runnable)
 
 
 def _sandbox_python(config: pytest.Config) -> str | None:
@@ -337,9 +414,14 @@ def pytest_runtest_makereport(
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give every benchmark item its hard deadline (pytest-timeout's ``timeout`` marker)."""
+    """Order the benchmark items by expected duration (:func:`order_by_duration`, after any
+    selection or sharding), then give each its hard deadline (pytest-timeout's ``timeout``
+    marker)."""
     settings = config.stash.get(SETTINGS_KEY, None)
-    if settings is None or not settings.active or not config.pluginmanager.hasplugin("timeout"):
+    if settings is None or not settings.active:
+        return
+    order_by_duration(config, items)
+    if not config.pluginmanager.hasplugin("timeout"):
         return
     from pytest_vibecheck.plugin.deadline import timeout_method
     from pytest_vibecheck.plugin.items import VibeItem

@@ -92,6 +92,8 @@ class VibeSettings:
     max_errors: str | None = None
     budget: str | None = None
     progress: str = "auto"
+    executor: str = "local"
+    env: str | None = None
     active: bool = False
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -126,6 +128,8 @@ class VibeSettings:
             "max_errors": self.max_errors,
             "budget": self.budget,
             "progress": self.progress,
+            "executor": self.executor,
+            "env": self.env,
         }
 
 
@@ -366,6 +370,19 @@ def _validate_progress(value: object, where: str) -> str:
     return value.strip()
 
 
+def _validate_executor(value: object, where: str) -> str:
+    text = value.strip() if isinstance(value, str) else ""
+    if text not in ("local", "ray") and not (text.startswith("ray://") and len(text) > 6):
+        raise _fail(where, value, "local, ray or ray://HOST:PORT")
+    return text
+
+
+def _validate_env(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(where, value, "an environment name (vibecheck env list) or a folder")
+    return value.strip()
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     """One setting: its name (the ``VibeSettings`` field and the ``[tool.vibecheck]`` key),
@@ -483,7 +500,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "hard deadline of each item (pytest-timeout; a timeout is an error, never a model "
                "failure); default computed from the generation and execution budget",
                _validate_item_timeout, toml_keys=("item_timeout", "item-timeout")),
+    OptionSpec("executor", "--vibe-executor", "SPEC",
+               "where the sandboxed tests run: local (default) or ray[://HOST:PORT] "
+               "(the ray extra; docs/ci.md)", _validate_executor, toml_keys=("executor",)),
+    OptionSpec("env", "--vibe-env", "NAME|PATH",
+               "execution environment for candidate code, made by `vibecheck env create "
+               "NAME` (default: this interpreter)", _validate_env, toml_keys=("env",)),
 )
+
 
 def _validate_switch(value: object, where: str) -> bool:
     if isinstance(value, bool):

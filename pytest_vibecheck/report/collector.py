@@ -20,7 +20,7 @@ import pytest
 from pytest_vibecheck.report.properties import record_of
 from pytest_vibecheck.report.records import BENCH_PROP, ReportItem
 
-__all__ = ["ItemCollector"]
+__all__ = ["SAME_AS_SETUP", "ItemCollector"]
 
 #: The line pytest-xdist puts before a worker's failure text.
 _XDIST_HEADER = re.compile(r"\A\[gw\d+\] [^\n]*\n")
@@ -39,6 +39,10 @@ def _outcome(report: pytest.TestReport, before: str | None) -> str | None:
         return "error"
     return before
 
+
+#: The record carried by an item's call and teardown reports: its full record came with the
+#: setup report (so each record crosses from an xdist worker once, not three times).
+SAME_AS_SETUP: dict[str, Any] = {"same_as_setup": True}
 
 class ItemCollector:
     """Report items by node id, completed from each ``pytest_runtest_logreport`` call.
@@ -61,7 +65,8 @@ class ItemCollector:
         if item is None:
             item = self._items[report.nodeid] = {"outcome": None, "duration_s": 0.0, "failure": None}
         before, prev_error = item["outcome"], item.get("error")
-        item.update(record)
+        if not record.get("same_as_setup"):  # call/teardown carry a marker (SAME_AS_SETUP)
+            item.update(record)
         item["nodeid"] = report.nodeid
         item["outcome"] = _outcome(report, before)
         item["duration_s"] = float(item["duration_s"]) + float(report.duration)

@@ -13,7 +13,8 @@ one run:
 * a different ``schema`` or ``schema_version`` (each file is validated against the schema);
 * the same suite with a different manifest hash (different problem data);
 * different result-affecting settings (:data:`SAME_SETTINGS`: suites, protocols, k, samples,
-  temperature, max tokens, extraction, base URL, task filter, limit); models may differ, so
+  temperature, max tokens, extraction, base URL, task filter, limit, the execution environment
+  with its lock hash); models may differ, so
   runs of several models can be merged into one report;
 * different Ruff versions (verdicts depend on the Ruff version);
 * the same item (node id) in two reports (overlapping shards, or one report given twice).
@@ -34,7 +35,7 @@ __all__ = ["SAME_SETTINGS", "MergeError", "merge_files", "merge_reports"]
 #: Keys of ``run.settings`` that must be equal in every merged report.
 SAME_SETTINGS: tuple[str, ...] = (
     "suites", "protocols", "ks", "samples", "profile", "temperature", "system_prompt", "max_tokens",
-    "extract", "base_url", "tasks", "limit",
+    "extract", "base_url", "tasks", "limit", "environment",
 )
 
 

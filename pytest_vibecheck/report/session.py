@@ -11,7 +11,7 @@ optional top-level report fields through ``summary.extra`` (e.g. ``{"shard": {..
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,9 @@ class VibeSummary:
         self._aggregates: list[dict[str, Any]] | None = None
         #: optional top-level fields added to the JSON report (e.g. ``shard``)
         self.extra: dict[str, Any] = {}
+        #: the execution environment (``run.settings.environment``: name, id with the lock
+        #: hash, python), set by the plugin
+        self.environment: Mapping[str, Any] | None = None
         self.report: dict[str, Any] | None = None
         self.written: list[tuple[str, Path]] = []
         #: what the run selected (set by the plugin: limit, task globs, deselections)
@@ -76,9 +79,12 @@ class VibeSummary:
         if not isinstance(workers, int):
             workers = 0
         items = self.items()
+        settings = self.settings.to_dict()
+        if self.environment is not None:
+            settings["environment"] = dict(self.environment)
         report = build_report(
             items if self.settings.report_replies else without_replies(items),
-            settings=self.settings.to_dict(),
+            settings=settings,
             workers=workers,
             duration_s=time.time() - self.started,
             exitstatus=exitstatus,

@@ -69,6 +69,10 @@ class Problem:
     LiveCodeBench question with its format instructions). ``canonical_solution`` is a full
     runnable program that passes the tests, when the source has one. ``libs`` are the
     top-level import names the task needs. ``instructions`` are ordered (position 1..k).
+    ``requires`` are the top-level third-party modules its tests need to run (``libs`` plus the
+    test code's imports, standard library left out, sorted), computed when the suite is built
+    so a run never parses test code for it; None when the record does not say (then
+    :func:`pytest_vibecheck.execute.envcheck.required_modules` derives them).
     """
 
     suite: str
@@ -82,6 +86,7 @@ class Problem:
     metadata: dict[str, Any] = field(default_factory=dict)
     instructions: tuple[InstructionRef, ...] = ()
     provenance: dict[str, Any] = field(default_factory=dict)
+    requires: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready record of ``docs/suites.md`` (schema version :data:`SCHEMA_VERSION`).
@@ -105,6 +110,7 @@ class Problem:
             "metadata": dict(self.metadata),
             "instructions": [{"id": i.id, "params": dict(i.params)} for i in self.instructions],
             "provenance": dict(self.provenance),
+            "requires": None if self.requires is None else list(self.requires),
         }
 
     @classmethod
@@ -123,7 +129,7 @@ class Problem:
         here (see :func:`pytest_vibecheck.suites.store.load_suite`).
         """
         chk = _Checker(source, line)
-        chk.keys(data, RECORD_FIELDS, "")
+        chk.keys(data, RECORD_FIELDS, "", optional=OPTIONAL_FIELDS)
         test = chk.mapping(data, "test", "")
         chk.keys(test, ("kind", "code", "cases", "entry_point"), "test.")
         kind = chk.string(test, "kind", "test.")
@@ -168,6 +174,18 @@ class Problem:
                 raise DataFileError(
                     source, f"expected a string, got {lib!r}", field=f"libs[{n}]", line=line
                 )
+        requires: tuple[str, ...] | None = None
+        if data.get("requires") is not None:
+            raw = chk.array(data, "requires", "")
+            for n, mod in enumerate(raw):
+                if not isinstance(mod, str) or not mod:
+                    raise DataFileError(
+                        source,
+                        f"expected a module name, got {mod!r}",
+                        field=f"requires[{n}]",
+                        line=line,
+                    )
+            requires = tuple(raw)
         return cls(
             suite=chk.string(data, "suite", ""),
             task_id=chk.string(data, "task_id", ""),
@@ -185,6 +203,7 @@ class Problem:
             metadata=dict(chk.mapping(data, "metadata", "")),
             instructions=tuple(refs),
             provenance=dict(chk.mapping(data, "provenance", "")),
+            requires=requires,
         )
 
 
@@ -203,6 +222,9 @@ RECORD_FIELDS: tuple[str, ...] = (
     "provenance",
 )
 
+#: Keys a record may leave out (older suite files): ``requires``.
+OPTIONAL_FIELDS: tuple[str, ...] = ("requires",)
+
 
 class _Checker:
     """Field checks that raise :class:`DataFileError` with file, line and field."""
@@ -214,10 +236,17 @@ class _Checker:
     def _fail(self, msg: str, name: str) -> DataFileError:
         return DataFileError(self.source, msg, field=name, line=self.line)
 
-    def keys(self, obj: Mapping[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
-        for key in allowed:
+    def keys(
+        self,
+        obj: Mapping[str, Any],
+        required: tuple[str, ...],
+        prefix: str,
+        optional: tuple[str, ...] = (),
+    ) -> None:
+        for key in required:
             if key not in obj:
                 raise self._fail("required field is missing", prefix + key)
+        allowed = required + optional
         for key in obj:
             if key not in allowed:
                 raise self._fail(

@@ -5,7 +5,7 @@ result channel (:class:`boot.Channel`). One JSON line is written to it::
 
     {"kind": str, "import": [outcome, message, missing], "tests": [[name, outcome, message,
      missing], ...], "cases": [[outcome, message, missing], ...], "tamper": [reason, ...],
-     "test_time_s": float, "harness_error": str (only when the harness itself failed),
+     "test_time_s": float, "cpu_time_s": float, "harness_error": str (only when the harness itself failed),
      "candidate_ran": bool}
 
 ``outcome`` is ``pass``, ``fail``, ``timeout`` or ``notrun``; ``missing`` is the module name
@@ -111,6 +111,15 @@ _set_blocking, _urandom, _getcwd = os.set_blocking, os.urandom, os.getcwd
 _exit, _fork, _kill = os._exit, os.fork, os.kill
 _select = select.select
 _monotonic, _perf = time.monotonic, time.perf_counter
+_times = os.times
+
+
+def _cpu() -> float:
+    """CPU seconds (user + system) of this process and its waited-for children (for the
+    scheduler's expected durations only, never a verdict)."""
+    t = _times()
+    return t.user + t.system + t.children_user + t.children_system
+
 _start_thread, _get_ident = _thread.start_new_thread, _thread.get_ident
 _partial, _deque, _wref = functools.partial, collections.deque, weakref.ref
 _call: Any = operator.call  # type: ignore[attr-defined]
@@ -1074,7 +1083,7 @@ RUNNERS = {
 
 def main(payload: dict[str, Any], out: Any) -> None:
     """Run ``payload`` (see the module docstring) and write one sealed JSON line to ``out``."""
-    started = _perf()
+    started, cpu0 = _perf(), _cpu()
     st = _State()
     write = st.out_write = out.write
     try:
@@ -1085,6 +1094,7 @@ def main(payload: dict[str, Any], out: Any) -> None:
     record["tamper"] = list(st.tamper)
     record["candidate_ran"] = st.candidate_ran
     record["test_time_s"] = round(_perf() - started, 6)
+    record["cpu_time_s"] = round(_cpu() - cpu0, 6)
     write(_enc(record) + "\n")
     with contextlib.suppress(BaseException):
         sys.stdout.flush()

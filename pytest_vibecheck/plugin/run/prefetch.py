@@ -86,6 +86,7 @@ class Prefetcher:
             work, future = self._pending.pop(item.nodeid)
         future.result()
         if work.finished:
+            stages.finish_tests(work)  # its runs were started with an earlier batch
             return work
         batch = [work]
         for it in upcoming[1:]:
@@ -95,6 +96,7 @@ class Prefetcher:
             if entry is not None and entry[1].done() and not entry[0].finished:
                 batch.append(entry[0])
         stages.finish(self.runtime, batch)
+        stages.finish_tests(work)  # wait for this item's own runs only, not the batch's
         return work
 
     def close(self) -> None:

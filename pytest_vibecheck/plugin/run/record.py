@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +167,9 @@ class Work:
     turns: list[Turn] = field(default_factory=list)
     error: VibeInfraError | None = None
     skip: str | None = None
+    #: test runs started and not yet collected (program -> future of its ExecResult)
+    pending: dict[str, Future[Any]] = field(default_factory=dict)
+    tests_started: float = 0.0
     timing: dict[str, float] = field(default_factory=new_timing)
     #: the replies of stage 1, ``(turn, k, generation, judged, new messages)``, before extraction
     replies: list[tuple[int, int, Generation, Judged, list[dict[str, str]]]] = field(default_factory=list)

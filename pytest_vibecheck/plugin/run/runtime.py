@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_vibecheck.errors import ParameterError
+from pytest_vibecheck.errors import ParameterError, VibecheckError
 from pytest_vibecheck.generate.prices import price_of
 from pytest_vibecheck.plugin.run.failure import VibeInfraError, failure_text
 from pytest_vibecheck.plugin.run.guard import Budget, RunGuard, parse_budget, parse_max_errors
@@ -22,6 +22,8 @@ from pytest_vibecheck.plugin.run.state import RunState, state_path
 
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.cache import ExecCache
+    from pytest_vibecheck.execute.environments import Environment
+    from pytest_vibecheck.execute.executor import TestService
     from pytest_vibecheck.execute.tests import ExecSettings
     from pytest_vibecheck.generate.backends.base import Generation, GenerationRequest
     from pytest_vibecheck.generate.generator import Generator
@@ -46,7 +48,14 @@ class Runtime:
     without a known price.
     """
 
-    def __init__(self, settings: VibeSettings, run_id: str | None = None, *, owner: bool = True) -> None:
+    def __init__(
+        self,
+        settings: VibeSettings,
+        run_id: str | None = None,
+        *,
+        owner: bool = True,
+        planned: bool = False,
+    ) -> None:
         from pytest_vibecheck.generate.backends.base import BackendSettings
         from pytest_vibecheck.generate.backends.registry import make_backend
         from pytest_vibecheck.generate.cache import GenerationCache
@@ -80,10 +89,46 @@ class Runtime:
         self._inflight: dict[str, threading.Event] = {}
         self._inflight_lock = threading.Lock()
         self._exec_cache: ExecCache | None = None
+        from pytest_vibecheck.execute.environments import resolve_environment
+
+        try:
+            #: the execution environment candidates run in (--vibe-env; the host by default)
+            self.environment = resolve_environment(settings.env)
+            _check_executor(settings.executor)
+        except BaseException:
+            self.close()
+            raise
         #: how tests run: time limits calibrated per task on this machine from the reference
-        #: solution (max(floor, factor x its time), docs/sandbox.md), stored beside the cache
-        self.exec_settings: ExecSettings = exec_settings_for(settings)
+        #: solution (max(floor, factor x its time), lazily: docs/sandbox.md), stored beside the
+        #: cache; candidates run with the environment's interpreter
+        self.exec_settings: ExecSettings = exec_settings_for(settings, self.environment)
+        self._tests: TestService | None = None
+        self._tests_error: VibecheckError | None = None
+        self._tests_lock = threading.Lock()
+        #: set on an xdist worker when the controller schedules by the duration plan
+        self.planned = planned
         self.prefetcher = Prefetcher(self)
+
+    def tests(self) -> TestService:
+        """Where this process's test runs go (the ``--vibe-executor``, started on first use),
+        with the environment check, de-duplication and the result cache."""
+        with self._tests_lock:
+            if self._tests_error is not None:  # the executor could not start: once is enough
+                raise self._tests_error
+            if self._tests is None:
+                from pytest_vibecheck.execute.executor import TestService, make_executor
+
+                try:
+                    executor = make_executor(self.settings.executor)
+                except VibecheckError as exc:
+                    self._tests_error = exc
+                    raise
+                self._tests = TestService(executor, self.exec_settings, self.exec_cache())
+            return self._tests
+
+    def started_tests(self) -> TestService | None:
+        """The test service if it has started (None before the first test run)."""
+        return getattr(self, "_tests", None)
 
     def generate(self, model: str, request: GenerationRequest) -> Generation:
         """One generation through the model's Generator. Identical requests in flight in this
@@ -130,6 +175,11 @@ class Runtime:
         if self.cache is not None:
             self.cache.close()
             self.cache = None
+        tests = getattr(self, "_tests", None)
+        if tests is not None:
+            with contextlib.suppress(Exception):
+                tests.executor.close()
+            self._tests = None
         if getattr(self, "_exec_cache", None) is not None:
             with contextlib.suppress(Exception):
                 self._exec_cache.close()  # type: ignore[union-attr]
@@ -193,19 +243,41 @@ def _budget(settings: VibeSettings) -> Budget | None:
     return budget
 
 
-def exec_settings_for(settings: VibeSettings) -> ExecSettings:
-    """Sandbox settings of the run's profile (its grading rule and per-case time limit of
-    LiveCodeBench tests), with a :class:`~pytest_vibecheck.execute.calibrate.Calibrator` whose
-    store is ``calibration.sqlite`` beside the generation cache (none, so fixed default
-    limits, when the run has no cache folder)."""
+def exec_settings_for(settings: VibeSettings, environment: Environment) -> ExecSettings:
+    """Sandbox settings for the run: the run's profile (its grading rule and per-case time limit
+    of LiveCodeBench tests); candidates run with ``environment``'s interpreter, with a
+    :class:`~pytest_vibecheck.execute.calibrate.Calibrator` whose store is
+    ``calibration.sqlite`` beside the generation cache (fixed default limits when the run has
+    no cache folder)."""
     from pytest_vibecheck.execute.calibrate import Calibrator
+    from pytest_vibecheck.execute.sandbox import SandboxSettings
     from pytest_vibecheck.execute.tests import DEFAULT_TIME_LIMITS, ExecSettings
     from pytest_vibecheck.suites.profiles import LIVE_KINDS, get_profile
 
     profile = get_profile(settings.profile)
     limits = dict(DEFAULT_TIME_LIMITS)
     limits.update(dict.fromkeys(LIVE_KINDS, profile.case_time_limit_s))
-    calibrator = (
-        Calibrator(Path(settings.cache).parent / "calibration.sqlite") if settings.cache else None
+    sandbox = SandboxSettings(python=None if environment.id == "" else environment.python)
+    calibrator = None
+    if settings.cache is not None:
+        calibrator = Calibrator(
+            Path(settings.cache).parent / "calibration.sqlite", environment=environment.id
+        )
+    return ExecSettings(
+        sandbox=sandbox,
+        calibrator=calibrator,
+        environment=environment.id,
+        default_time_limits=limits,
+        grading=profile.grading,
     )
-    return ExecSettings(calibrator=calibrator, default_time_limits=limits, grading=profile.grading)
+
+
+def _check_executor(spec: str) -> None:
+    """Fail early (one line) when the executor needs Ray and Ray is not installed."""
+    if spec.startswith("ray"):
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            from pytest_vibecheck.execute.ray_executor import import_ray
+
+            import_ray()  # raises the one-line error naming the extra

@@ -251,46 +251,52 @@ def verify_stage(works: Sequence[Work], memo: dict[VerdictKey, Any] | None = Non
 
 
 def test_stage(runtime: Runtime, works: Sequence[Work]) -> None:
-    """Stage 3: run each item's distinct programs in the sandbox with the sandbox's result
-    cache, several at once (:func:`pytest_vibecheck.execute.pool.run_many`: the CPUs shared among the
-    xdist workers)."""
-    from pytest_vibecheck.execute.pool import run_many
-
-    keys: list[tuple[int, str]] = []
-    pairs: list[tuple[str, Any]] = []
-    for w in works:
-        if w.live:
-            for t in w.turns:
-                key = (id(w), t.extraction.code)
-                if key not in keys:
-                    keys.append(key)
-                    pairs.append((t.extraction.code, w.spec.problem))
-    if not pairs:
+    """Stage 3: start each item's distinct programs on the process's executor
+    (:meth:`Runtime.tests <pytest_vibecheck.plugin.run.runtime.Runtime.tests>`: the sandbox's
+    result cache, longest expected run first). Nothing waits here: :func:`finish_tests` waits
+    for one item's own runs when that item is taken, so no item waits for the slowest run of
+    its window."""
+    live = [w for w in works if w.live]
+    if not live:
         return
-    t0 = time.perf_counter()
     try:
-        results = run_many(pairs, runtime.exec_settings, runtime.exec_cache())
+        service = runtime.tests()
+        service.learn(w.spec.problem for w in live)
+        for w in live:
+            w.tests_started = time.perf_counter()
+            for t in w.turns:
+                code = t.extraction.code
+                if code not in w.pending:
+                    w.pending[code] = service.submit(code, w.spec.problem)
     except Exception as exc:  # a sandbox bug is an infrastructure failure, never the model's
         msg = str(exc) if isinstance(exc, VibecheckError) else describe_exception(exc)
-        for w in works:
-            if w.live:
-                w.error = VibeInfraError("sandbox_error", msg)
+        for w in live:
+            w.error = VibeInfraError("sandbox_error", msg)
+
+
+def finish_tests(work: Work) -> None:
+    """Wait for ``work``'s own test runs and put their results into its turns (an ``error``
+    result is an infrastructure error, a ``skipped`` one skips the item)."""
+    if not work.pending:
         return
-    outs = {key: tests_dict(res) for key, res in zip(keys, results, strict=True)}
-    seconds = (time.perf_counter() - t0) / max(1, len({k[0] for k in keys}))
-    for w in works:
-        if not w.live:
-            continue
-        w.timing["tests"] += seconds
-        for t in w.turns:
-            tests = outs[(id(w), t.extraction.code)]
-            t.tests = tests
-            if tests["status"] == "error":
-                w.error = VibeInfraError("sandbox_error", tests["message"] or "the sandbox failed")
-                break
-            if tests["status"] == "skipped":
-                w.skip = "vibecheck: " + (tests["message"] or "the tests cannot run in this environment")
-                break
+    pending, work.pending = work.pending, {}
+    if not work.live:
+        return
+    try:
+        outs = {code: tests_dict(fut.result()) for code, fut in pending.items()}
+    except Exception as exc:
+        work.error = VibeInfraError("sandbox_error", describe_exception(exc))
+        return
+    work.timing["tests"] += time.perf_counter() - work.tests_started
+    for t in work.turns:
+        tests = outs[t.extraction.code]
+        t.tests = tests
+        if tests["status"] == "error":
+            work.error = VibeInfraError("sandbox_error", tests["message"] or "the sandbox failed")
+            break
+        if tests["status"] == "skipped":
+            work.skip = "vibecheck: " + (tests["message"] or "the tests cannot run in this environment")
+            break
 
 
 def finish(runtime: Runtime, works: Sequence[Work]) -> None:
@@ -309,6 +315,9 @@ def finish(runtime: Runtime, works: Sequence[Work]) -> None:
 
 
 def prepare(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
-    """Run every stage over ``works`` (in place): generate, then :func:`finish`."""
+    """Run every stage over ``works`` (in place): generate, then :func:`finish`, then wait for
+    every test run (:func:`finish_tests`)."""
     generate_stage(runtime, works, concurrent)
     finish(runtime, works)
+    for w in works:
+        finish_tests(w)

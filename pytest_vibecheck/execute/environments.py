@@ -1,0 +1,256 @@
+"""Execution environments: isolated virtual environments for candidate code.
+
+``vibecheck env create bigvibebench`` builds ``.vibecheck/envs/bigvibebench``, a virtual
+environment holding exactly the packages of the lock file shipped in
+``pytest_vibecheck/execute/envs/`` (``bigvibebench.lock``: BigCodeBench's
+``requirements-eval.txt`` pins, moved only where CPython 3.11 forces it; every move and its
+reason is in ``bigvibebench.toml``). It is built with `uv <https://docs.astral.sh/uv/>`_ from
+PyPI (``uv venv`` + ``uv pip sync``), so the user's own environment is never touched.
+
+``--vibe-env bigvibebench`` (or ``vibecheck exec --env``, ``vibecheck env-check --env``) makes
+the sandbox run candidates with that environment's interpreter. Its id,
+``bigvibebench@<first 12 hex digits of the lock's sha256>``, goes into the execution cache
+key, the calibration store's machine key and the report. Without ``--vibe-env`` the sandbox
+uses the interpreter running pytest-vibecheck (id ``""``), as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_vibecheck.errors import UnknownIdError, VibecheckError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "DEFAULT_ENV_ROOT",
+    "ENVIRONMENTS",
+    "Environment",
+    "create_environment",
+    "deviations",
+    "host_environment",
+    "lock_path",
+    "lock_sha256",
+    "resolve_environment",
+]
+
+#: Where ``vibecheck env create NAME`` puts environments (relative to the working folder).
+DEFAULT_ENV_ROOT = Path(".vibecheck") / "envs"
+#: The environments shipped with a lock file.
+ENVIRONMENTS: tuple[str, ...] = ("bigvibebench",)
+#: The marker file written into a created environment.
+MARKER = "vibecheck-env.json"
+
+_LOCKS = Path(__file__).parent / "envs"
+
+
+@dataclass(frozen=True)
+class Environment:
+    """An execution environment: ``name`` (``host`` for this interpreter), its ``python``
+    (absolute path), its folder (None for the host) and the sha256 of the lock it was built
+    from (None for the host)."""
+
+    name: str
+    python: str
+    path: Path | None = None
+    lock_sha256: str | None = None
+
+    @property
+    def id(self) -> str:
+        """``NAME@<12 hex digits>``, or ``""`` for the host interpreter."""
+        if self.lock_sha256 is None:
+            return ""
+        return f"{self.name}@{self.lock_sha256[:12]}"
+
+    def describe(self) -> str:
+        """One line: ``bigvibebench@6dc38aaeabf7 (.vibecheck/envs/bigvibebench/bin/python)``."""
+        if self.lock_sha256 is None:
+            return f"host interpreter ({self.python})"
+        return f"{self.id} ({self.python})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (the report's ``run.environment``)."""
+        return {
+            "name": self.name,
+            "id": self.id,
+            "python": self.python,
+            "path": None if self.path is None else str(self.path),
+            "lock_sha256": self.lock_sha256,
+        }
+
+
+def host_environment() -> Environment:
+    """The interpreter running pytest-vibecheck."""
+    return Environment("host", sys.executable)
+
+
+def _check_name(name: str) -> None:
+    if name not in ENVIRONMENTS:
+        raise UnknownIdError("execution environment", name, ENVIRONMENTS)
+
+
+def lock_path(name: str) -> Path:
+    """The shipped lock file of environment ``name`` (raises :class:`UnknownIdError`)."""
+    _check_name(name)
+    return _LOCKS / f"{name}.lock"
+
+
+def lock_sha256(name: str) -> str:
+    """sha256 hex digest of the shipped lock file of ``name``."""
+    return hashlib.sha256(lock_path(name).read_bytes()).hexdigest()
+
+
+def spec(name: str) -> dict[str, Any]:
+    """The environment's description file (``NAME.toml``): ``environment`` and the
+    ``deviation`` list."""
+    _check_name(name)
+    return dict(tomllib.loads((_LOCKS / f"{name}.toml").read_text(encoding="utf-8")))
+
+
+def deviations(name: str) -> list[dict[str, str]]:
+    """Each departure from upstream's pins: ``package``, ``upstream``, ``pinned``, ``reason``."""
+    return [dict(d) for d in spec(name).get("deviation", [])]
+
+
+def _python_in(folder: Path) -> Path:
+    return folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def resolve_environment(
+    value: str | os.PathLike[str] | None, root: str | os.PathLike[str] = DEFAULT_ENV_ROOT
+) -> Environment:
+    """The environment named ``value`` (a created one under ``root``), or the one in folder
+    ``value``; the host interpreter for None or ``host``.
+
+    Raises :class:`VibecheckError` with one line saying how to create it when it does not
+    exist or was not made by ``vibecheck env create``.
+    """
+    if value is None or str(value) in ("", "host"):
+        return host_environment()
+    text = str(value)
+    folder = Path(text) if (os.sep in text or Path(text).is_dir()) else Path(root) / text
+    marker = folder / MARKER
+    if not marker.is_file():
+        hint = (
+            f"run `vibecheck env create {text}`"
+            if text in ENVIRONMENTS
+            else f"known environments: {', '.join(ENVIRONMENTS)} (vibecheck env create NAME)"
+        )
+        raise VibecheckError(f"execution environment {text!r}: {folder} is not one; {hint}")
+    try:
+        info = json.loads(marker.read_text(encoding="utf-8"))
+        name = str(info["name"])
+        sha = str(info["lock_sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise VibecheckError(
+            f"execution environment {text!r}: {marker} is unreadable; recreate it with "
+            f"`vibecheck env create --force {text}`"
+        ) from None
+    python = _python_in(folder)
+    if not python.exists():
+        raise VibecheckError(
+            f"execution environment {text!r}: {python} is missing; recreate it with "
+            f"`vibecheck env create --force {name}`"
+        )
+    return Environment(name, str(python.absolute()), folder.absolute(), sha)
+
+
+def find_uv() -> str:
+    """The ``uv`` executable: on ``PATH``, else from the ``uv`` package (the ``envs`` extra).
+    Raises :class:`VibecheckError` naming the extra when there is none."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    try:
+        import uv
+
+        return str(uv.find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        raise VibecheckError(
+            "vibecheck env create needs uv: pip install 'pytest-vibecheck[envs]' (or put uv on PATH)"
+        ) from None
+
+
+def create_environment(
+    name: str,
+    root: str | os.PathLike[str] = DEFAULT_ENV_ROOT,
+    *,
+    python: str | None = None,
+    force: bool = False,
+    log: Callable[[str], None] = print,
+) -> Environment:
+    """Build environment ``name`` in ``root/name`` from its shipped lock (``uv venv`` then
+    ``uv pip sync``, packages from PyPI); returns it. An existing environment built from the
+    same lock is kept unless ``force``. ``python``: the base interpreter (default this one; the
+    lock targets CPython 3.11).
+
+    Raises :class:`VibecheckError` for an unknown name, a missing uv, another Python than the
+    lock's, or a failed install (with uv's last lines).
+    """
+    lock = lock_path(name)
+    sha = lock_sha256(name)
+    folder = Path(root) / name
+    base = python or sys.executable
+    want = str(spec(name)["environment"]["python"])
+    try:
+        have = subprocess.run(
+            [base, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    except OSError:
+        have = ""
+    if have != want:
+        raise VibecheckError(
+            f"the {name} lock is for CPython {want}, and {base} is {have or 'not a Python'}; "
+            f"pass --python /path/to/python{want}"
+        )
+    if (folder / MARKER).is_file() and not force:
+        env = resolve_environment(folder)
+        if env.lock_sha256 == sha:
+            log(f"{name}: already built from this lock at {folder} (--force rebuilds it)")
+            return env
+    uv = find_uv()
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    gi = folder.parent.parent / ".gitignore"
+    if folder.parent.parent.name == ".vibecheck" and not gi.exists():
+        gi.write_text("# created by pytest-vibecheck\n*\n", encoding="utf-8")
+    started = time.monotonic()
+    steps = (
+        [uv, "venv", "--quiet", "--python", base, str(folder)],
+        [uv, "pip", "sync", "--python", str(_python_in(folder)), str(lock)],
+    )
+    for cmd in steps:
+        log("$ " + " ".join(Path(cmd[0]).name if i == 0 else c for i, c in enumerate(cmd)))
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+            raise VibecheckError(f"env create {name}: `{' '.join(cmd[1:3])}` failed: {tail}")
+    marker = {
+        "name": name,
+        "lock_sha256": sha,
+        "python": have,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "seconds": round(time.monotonic() - started, 1),
+        "packages": sum(1 for ln in lock.read_text().splitlines() if "==" in ln and not ln.startswith("#")),
+    }
+    (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    env = resolve_environment(folder)
+    log(f"{name}: {marker['packages']} packages in {marker['seconds']} s at {folder} ({env.id})")
+    return env
