@@ -210,3 +210,32 @@ def test_tampered_is_cached_and_unsound_cache_records_are_misses(tmp_path: Path)
     assert ExecResult.from_cache("passed") is None
     assert ExecResult.from_cache({"status": "passed", "nonsense": 1}) == ExecResult("passed")
 
+
+
+PATCHING_TEST = '''import random
+import unittest
+from unittest.mock import patch
+
+
+class TestCases(unittest.TestCase):
+    def test_shuffled_under_patch(self):
+        # the tests themselves patch a module function (as BigCodeBench/0's do)
+        with patch("random.shuffle", side_effect=lambda x: x.reverse()):
+            self.assertEqual(task_func([1, 2, 3]), [3, 2, 1])
+'''
+
+
+@pytest.mark.parametrize("fork_server", [True, False], ids=["fork-server", "no-fork-server"])
+def test_a_timeout_inside_the_tests_own_patch_is_a_timeout_not_tampering(fork_server: bool) -> None:
+    """Regression: a test that patches ``random.shuffle`` itself and runs past the limit was
+    flagged ``tampered`` (the patch was still in place when the harness compared its
+    snapshot). The reference solution of BigCodeBench/0 met it on a loaded machine."""
+    slow = "import random, time\n\ndef task_func(xs):\n    time.sleep(30)\n    random.shuffle(xs)\n    return xs\n"
+    fast = "import random\n\ndef task_func(xs):\n    random.shuffle(xs)\n    return xs\n"
+    problem = bcb_problem(PATCHING_TEST)
+    settings = ExecSettings(
+        sandbox=SandboxSettings(fork_server=fork_server), time_limit_s=1, startup_s=10
+    )
+    slow_res, fast_res = run_many([(slow, problem), (fast, problem)], settings, None, workers=2)
+    assert (slow_res.status, slow_res.tamper) == ("timeout", ())
+    assert (fast_res.status, fast_res.tamper) == ("passed", ())
