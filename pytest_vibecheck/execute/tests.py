@@ -281,8 +281,9 @@ def run_tests(
     return result
 
 
-#: Third-party libraries known to work without ``ctypes`` (numpy imports it only if present).
-CTYPES_FREE: frozenset[str] = frozenset({"numpy", "pandas", "matplotlib"})
+#: Third-party libraries known to work without ``ctypes`` (numpy imports it only if present;
+#: pandas 3 imports it unconditionally, matplotlib through pandas-free paths is not relied on).
+CTYPES_FREE: frozenset[str] = frozenset({"numpy"})
 
 
 def _needs_ctypes(problem: Problem, test_imports: tuple[str, ...]) -> bool:
