@@ -388,8 +388,9 @@ def _run_once(
     return _to_exec_result(sres, verdict, problem, limit, limit_info)
 
 
-#: Third-party libraries known to work without ``ctypes`` (numpy imports it only if present).
-CTYPES_FREE: frozenset[str] = frozenset({"numpy", "pandas", "matplotlib"})
+#: Third-party libraries known to work without ``ctypes`` (numpy imports it only if present;
+#: pandas 3 imports it unconditionally, matplotlib through pandas-free paths is not relied on).
+CTYPES_FREE: frozenset[str] = frozenset({"numpy"})
 
 
 def _needs_ctypes(problem: Problem, test_imports: tuple[str, ...]) -> bool:

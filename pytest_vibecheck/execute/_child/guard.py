@@ -211,14 +211,45 @@ def make_unraisable(msg_fd: int, hidden: frozenset[str]) -> Any:
     return on_unraisable
 
 
-def make_safe_getframe(real: Any) -> Any:
-    """``sys._getframe`` that returns None where the audit hook refuses the frame."""
+_DECOY_SOURCE = (
+    "def _decoy(n, box, lock, getframe):\n"
+    "    if n:\n"
+    "        return _decoy(n - 1, box, lock, getframe)\n"
+    "    box.append(getframe(0))\n"
+    "    lock.acquire()\n"
+)
 
-    def _getframe(depth: int = 0, _real: Any = real, _denied: Any = Denied) -> Any:
+
+def make_decoy(module_name: str, depth: int = 8) -> Any:
+    """A real frame, ``depth`` frames deep, of a thread that only waits: what
+    :func:`make_safe_getframe` returns instead of a refused frame (libraries such as
+    pyparsing walk ``f_back`` a few levels; its globals name the candidate's module, as the
+    real frame's would, for ``namedtuple`` and friends)."""
+    import _thread
+    import time
+
+    namespace: dict[str, Any] = {"__name__": module_name}
+    exec(compile(_DECOY_SOURCE, "<vibecheck-decoy>", "exec"), namespace)
+    box: list[Any] = []
+    lock = _thread.allocate_lock()
+    lock.acquire()
+    _thread.start_new_thread(namespace["_decoy"], (depth, box, lock, sys._getframe))
+    for _ in range(5000):
+        if box:
+            return box[0]
+        time.sleep(0.001)
+    return None
+
+
+def make_safe_getframe(real: Any, decoy: Any = None) -> Any:
+    """``sys._getframe`` that returns ``decoy`` (a harmless real frame) where the audit hook
+    refuses the frame."""
+
+    def _getframe(depth: int = 0, _real: Any = real, _denied: Any = Denied, _decoy: Any = decoy) -> Any:
         try:
             return _real(depth + 1)
         except _denied:
-            return None
+            return _decoy
 
     return _getframe
 

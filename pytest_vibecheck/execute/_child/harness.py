@@ -267,6 +267,7 @@ class _State:
         self.pid = os.getpid()
         self.block_ctypes = False
         self.in_sys: set[str] = set()
+        self.decoy: Any = None
 
     def flag(self, reason: str) -> None:
         if len(self.tamper) < 20 and reason not in self.tamper:
@@ -431,8 +432,9 @@ def _block_ctypes(st: _State) -> None:
     st.block_ctypes = True
 
 
-def _install_guard(st: _State, allow_ctypes: bool = True) -> None:
+def _install_guard(st: _State, allow_ctypes: bool = True, module: str = "__main__") -> None:
     """Pipes, the audit hook, ``sys.unraisablehook`` and ``sys._getframe`` of this run."""
+    st.decoy = guard.make_decoy(module)
     st.tok_r, st.tok_w = _pipe()
     st.done_r, st.done_w = _pipe()
     st.msg_r, st.msg_w = _pipe()
@@ -449,8 +451,8 @@ def _install_guard(st: _State, allow_ctypes: bool = True) -> None:
     for cls in (guard.Denied, json.JSONEncoder, json.JSONDecoder, _Encoder):
         st.protect(cls)
     for module_name in _FROZEN_MODULES:
-        module = _modules.get(module_name)
-        for value in list(vars(module).values()) if module is not None else ():
+        frozen = _modules.get(module_name)
+        for value in list(vars(frozen).values()) if frozen is not None else ():
             if type(value) is type and getattr(value, "__module__", "") == module_name:
                 _freeze(value)
     for cls in (_Encoder, guard.Denied):
@@ -458,7 +460,7 @@ def _install_guard(st: _State, allow_ctypes: bool = True) -> None:
     if not allow_ctypes:
         _block_ctypes(st)
     sys.addaudithook(_make_hook(st, guard.format_tb.__code__))
-    sys._getframe = guard.make_safe_getframe(_real_getframe)
+    sys._getframe = guard.make_safe_getframe(_real_getframe, st.decoy)
 
 
 # --------------------------------------------------------------------------- snapshots
@@ -694,7 +696,7 @@ def _run_unittest(payload: dict[str, Any], st: _State) -> dict[str, Any]:
     else:
         module = _new_module("__candidate__", "candidate.py")
     ns = module.__dict__
-    _install_guard(st, bool(payload.get("allow_ctypes", True)))
+    _install_guard(st, bool(payload.get("allow_ctypes", True)), module.__name__)
     st.snapshot = _snapshot(list(payload.get("preimport") or ()))
     st.in_sys = {name for name, mod, _, _ in st.snapshot if _modules.get(name) is mod}
     _started(st)
@@ -854,7 +856,7 @@ def _run_functional(payload: dict[str, Any], st: _State) -> dict[str, Any]:
         return record
     module = _new_module("__candidate__", "candidate.py")
     ns = module.__dict__
-    _install_guard(st, bool(payload.get("allow_ctypes", True)))
+    _install_guard(st, bool(payload.get("allow_ctypes", True)), "__candidate__")
     st.snapshot = _snapshot([])
     st.in_sys = {name for name, mod, _, _ in st.snapshot if _modules.get(name) is mod}
     _started(st)
