@@ -256,3 +256,25 @@ def test_methods_listed() -> None:
         "whole-reply",
         "none",
     }
+
+
+def test_parsing_candidate_code_prints_no_warnings() -> None:
+    """Regression: a reply with an invalid escape sequence (``"\\#"``) made the parent's
+    ``ast.parse`` emit a DeprecationWarning/SyntaxWarning that reached the user's pytest output
+    ("1 warning" at the end of the quick start)."""
+    import warnings
+
+    from pytest_vibecheck.plugin.run.record import has_no_code
+    from pytest_vibecheck.verify.extract import extract_code, parse_quietly
+
+    code = 'import re\n\ndef task_func(s):\n    return re.sub("\\#", "", s)\n'
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        ex = extract_code(code, entry_point="task_func")
+        assert has_no_code(ex) is False
+        parse_quietly(code)
+    assert [str(w.message) for w in seen] == []
+    with warnings.catch_warnings(record=True) as loud:
+        warnings.simplefilter("always")
+        compile(code, "<candidate>", "exec")
+    assert len(loud) == 1  # the code does warn: the quiet parse is what hides it

@@ -149,3 +149,16 @@ def test_profile_errors(pytester: pytest.Pytester, tmp_path: Path) -> None:
     assert _resolve(pytester, "--vibe-system-prompt", f"file:{prompt}").system_prompt == "From a file.\n"
     with pytest.raises(pytest.UsageError, match="cannot read"):
         _resolve(pytester, "--vibe-system-prompt", f"file:{tmp_path / 'missing.txt'}")
+
+
+def test_pytest_help_lists_every_option_and_ini_key(pytester: pytest.Pytester) -> None:
+    """Regression: a bare ``%`` in an option's help ("P% of the run's items") made
+    ``pytest --help`` end in argparse's TypeError traceback wherever the plugin is installed."""
+    result = pytester.runpytest("--help")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([
+        "*--vibe-max-errors=N|P%*",
+        "*(or P% of*",
+        "*vibe_max_errors (string):*",
+    ])
+    assert "%%" not in result.stdout.str()

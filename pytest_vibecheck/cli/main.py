@@ -68,10 +68,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     with activate(registry):
         parser = build_parser()
         args = parser.parse_args(argv)
+        # the sub-command as typed (``args.command`` can be a command's own option, e.g.
+        # ``vibecheck results --command``)
+        name = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), "")
         try:
             status: int = args.func(args)
         except VibecheckError as exc:
-            print(f"vibecheck {args.command}: error: {exc}", file=sys.stderr)
+            print(f"vibecheck {name}: error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            # a file the command was told to read or write (``--out /proc/x``): one line, never
+            # a traceback; what to do depends on the path, which the message names
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(
+                f"vibecheck {name}: error: {where}{exc.strerror or exc}; "
+                "give a path you can read or write",
+                file=sys.stderr,
+            )
             return 2
         except KeyboardInterrupt:
             print("vibecheck: interrupted", file=sys.stderr)

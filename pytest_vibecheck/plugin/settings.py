@@ -474,15 +474,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "write the JSON report here (schema: docs/report-schema.md)", _validate_path,
                toml_keys=("report",)),
     OptionSpec("max_errors", "--vibe-max-errors", "N|P%",
-               "stop sending requests once more than N items (or P% of the run's items) had an "
-               "infrastructure error (default 10%, at least 10)", _validate_max_errors,
+               "stop sending requests once more than N items (or P%% of the run's items) had an "
+               "infrastructure error (default 10%%, at least 10)", _validate_max_errors,
                toml_keys=("max_errors", "max-errors")),
     OptionSpec("budget", "--vibe-budget", "TOKENS|$USD",
                "stop sending requests once the run spent this many tokens (200k, 2M) or dollars at "
                "list prices ($5), or both (2M,$5); the summary states what was spent",
                _validate_budget, toml_keys=("budget",)),
     OptionSpec("progress", "--vibe-progress", "MODE",
-               "progress lines (items, generations, tokens, ETA): auto (every 5% once the run "
+               "progress lines (items, generations, tokens, ETA): auto (every 5%% once the run "
                "has lasted 5 s; default), always, off", _validate_progress,
                toml_keys=("progress",)),
     OptionSpec("junitxml", "--vibe-junitxml", "PATH",
@@ -634,7 +634,8 @@ def add_option_specs(parser: pytest.Parser, specs: Sequence[OptionSpec]) -> None
                 metavar=spec.metavar,
                 help=spec.help,
             )
-        parser.addini(spec.ini, spec.help, type="string", default="")
+        # argparse %-formats option help (so ``%`` is written ``%%``); ini help is printed as is
+        parser.addini(spec.ini, spec.help.replace("%%", "%"), type="string", default="")
 
 
 def _read_pyproject(config: pytest.Config) -> tuple[dict[str, Any], str]:

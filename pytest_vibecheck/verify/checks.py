@@ -40,10 +40,10 @@ import io
 import json
 import re
 import tokenize
-import warnings
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
+from pytest_vibecheck.verify.extract import parse_quietly
 from pytest_vibecheck.verify.verdict import Violation
 
 __all__ = [
@@ -98,9 +98,7 @@ def strip_reasoning(reply: str) -> str:
 
 def _parse(code: str) -> ast.Module:
     """:func:`ast.parse` without printing SyntaxWarnings for the untrusted code."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(code)
+    return parse_quietly(code)
 
 
 def _syntax_violation(exc: SyntaxError | ValueError, line_offset: int = 0, what: str = "code") -> Violation:

@@ -54,6 +54,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+import warnings
 from dataclasses import dataclass
 
 from pytest_vibecheck.types import ExtractMode as ExtractMode
@@ -215,9 +216,18 @@ def _parse(text: str) -> _Parse:
     return _Parse(tuple(blocks), stray_code)
 
 
+def parse_quietly(code: str) -> ast.Module:
+    """:func:`ast.parse` of untrusted code without letting its SyntaxWarnings or
+    DeprecationWarnings (``invalid escape sequence``) reach the user's pytest output. Raises
+    what :func:`ast.parse` raises (``SyntaxError``, ``ValueError`` for NUL bytes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code)
+
+
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse_quietly(code)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -230,7 +240,7 @@ def _looks_like_code(text: str) -> bool:
 
 def _defines(code: str, name: str) -> bool:
     try:
-        tree = ast.parse(code)
+        tree = parse_quietly(code)
     except (SyntaxError, ValueError):
         pattern = rf"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+{re.escape(name)}\b"
         return re.search(pattern, code, re.MULTILINE) is not None
