@@ -199,8 +199,9 @@ def test_bad_input_is_one_clear_error() -> None:
         inline_problem(dict(ADD, instructions=["styl_1"]))
     with pytest.raises(VibecheckError, match="line_length"):
         inline_problem(dict(ADD, instructions=[{"id": "style_3", "params": {"line_length": 3}}]))
-    with pytest.raises(VibecheckError, match="field 'test' is missing"):
+    with pytest.raises(VibecheckError, match="field 'test' is missing") as missing:
         inline_problem({"entry_point": "f"})
+    assert 'give {"kind", "code", "cases", "entry_point"} (see' in str(missing.value)
     with pytest.raises(VibecheckError, match="unknown test kind"):
         inline_problem({"test": {"kind": "pytest"}})
     with pytest.raises(VibecheckError, match=r"unknown field\(s\) \['tets'\]"):

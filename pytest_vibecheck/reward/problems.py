@@ -127,7 +127,7 @@ def inline_problem(data: Mapping[str, Any] | str, *, where: str = "inline proble
     test = data.get("test", data.get("tests"))
     if not isinstance(test, Mapping):
         raise VibecheckError(f"{where}: field 'test' is missing: give {{\"kind\", \"code\", "
-                             "\"cases\", \"entry_point\"}} (see docs/reward.md)")
+                             "\"cases\", \"entry_point\"} (see docs/reward.md)")
     # Every field of the record at its default (whatever fields this version's record has),
     # then the given ones.
     record: dict[str, Any] = _TEMPLATE.to_dict()
