@@ -314,3 +314,18 @@ def test_max_errors_stops_the_run(tiny: pytest.Pytester, monkeypatch: pytest.Mon
         "vibecheck: stopped the run: 2 infrastructure errors, more than --vibe-max-errors 1 (1 of 6 "
         "items): no further requests are sent; 4 items not run",
     ])
+
+
+def test_a_replay_run_spends_nothing(pytester: pytest.Pytester) -> None:
+    """Regression (fresh-clone trial): a replay of a real recording carries that run's token
+    counts, and the end of the run said 'vibecheck: spent 494 input + 270 output tokens on 2
+    model requests' for a run that sent nothing. Offline backends spend nothing."""
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--vibe-model=replay:qwen2.5-coder-0.5b-instruct-q4",
+        "--vibe-suite=bigvibebench-lite", "--vibe-protocol=baseline", "--vibe-limit=2",
+        "--vibe-max-tokens=1024", "-q", "--tb=no", "--vibe-no-fail-items",
+    )
+    assert result.ret == 0
+    out = result.stdout.str()
+    assert "2 from offline models" in out
+    assert not [ln for ln in result.outlines if ln.startswith("vibecheck: spent")]

@@ -247,7 +247,9 @@ class Generator:
             if self.guard is not None:
                 self.guard.on_error(spec, exc)
             raise
-        if self.guard is not None:
+        if self.guard is not None and self.backend.cacheable:
+            # what the run spends: offline backends (replay, reference) send nothing anywhere,
+            # even when a replay carries the token counts of the run it recorded
             self.guard.after_call(spec, gen)
         elapsed = time.perf_counter() - start
         latency = gen.latency_s if gen.latency_s > 0 else elapsed
