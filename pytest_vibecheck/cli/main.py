@@ -46,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="VeriCode verification and Vibe Checker benchmarks (see README.md).",
     )
     parser.add_argument("--version", action="version", version=f"pytest-vibecheck {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # not ``dest="command"``: a command may have a ``--command`` option of its own
+    # (``vibecheck results --command``), which would overwrite the name in error messages
+    sub = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
@@ -68,9 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with activate(registry):
         parser = build_parser()
         args = parser.parse_args(argv)
-        # the sub-command as typed (``args.command`` can be a command's own option, e.g.
-        # ``vibecheck results --command``)
-        name = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), "")
+        name = args.subcommand
         try:
             status: int = args.func(args)
         except VibecheckError as exc:
