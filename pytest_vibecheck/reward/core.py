@@ -25,7 +25,6 @@ sandboxes at once, optional result cache).
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib
 import json
@@ -43,7 +42,7 @@ from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.report.metrics import instruction_level_if, task_level_if
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.verify.api import VerifyItem, verify_batch
-from pytest_vibecheck.verify.extract import ExtractMode, extract_code
+from pytest_vibecheck.verify.extract import ExtractMode, extract_code, parse_quietly
 from pytest_vibecheck.verify.verdict import Violation
 
 from .problems import ProblemRef, problem_ref_text, resolve_problem
@@ -435,7 +434,7 @@ class RewardScorer:
             try:
                 u.no_code = has_no_code(ex)
                 if not u.no_code and ex.method != "whole-reply":  # not parsed yet
-                    ast.parse(ex.code)
+                    parse_quietly(ex.code)
             except (SyntaxError, ValueError):
                 pass  # a syntax error is the verifiers' and the tests' to judge
             except (MemoryError, RecursionError):
