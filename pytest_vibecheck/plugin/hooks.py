@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.plugin.ordering import WORKERINPUT_KEY, decode, encode, order_items
 from pytest_vibecheck.plugin.registry import REGISTRY_KEY, activate_session_registry
 from pytest_vibecheck.plugin.settings import (
     SETTINGS_KEY,
@@ -70,6 +69,8 @@ class _XdistHooks:
         self.planned = planned
 
     def pytest_configure_node(self, node: Any) -> None:
+        from pytest_vibecheck.plugin.ordering import WORKERINPUT_KEY
+
         node.workerinput[_RUN_ID_KEY] = self.run_id
         node.workerinput[WORKERINPUT_KEY] = self.expected
         node.workerinput[_PLAN_KEY] = self.planned
@@ -131,6 +132,8 @@ def pytest_configure(config: pytest.Config) -> None:
         progress = RunProgress(config, runtime.guard, settings.progress)
         config.pluginmanager.register(progress, "vibecheck-progress")
         if config.pluginmanager.hasplugin("xdist"):
+            from pytest_vibecheck.plugin.ordering import encode
+
             cal = runtime.exec_settings.calibrator
             expected = encode(cal.snapshot()) if cal is not None else {}
             planned = config.getoption("dist", "no") == "load"
@@ -267,6 +270,7 @@ def order_by_duration(config: pytest.Config, items: list[pytest.Item]) -> None:
     if runtime is None:
         return
     from pytest_vibecheck.execute.envcheck import missing_modules
+    from pytest_vibecheck.plugin.ordering import WORKERINPUT_KEY, decode, order_items
 
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
