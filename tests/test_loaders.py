@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_vibecheck.errors import DataFileError, UnknownIdError
+from pytest_vibecheck.suites.jsonl import read_jsonl
 from pytest_vibecheck.suites.loaders import (
     SkippedRecord,
     detect_format,
@@ -17,8 +18,8 @@ from pytest_vibecheck.suites.loaders import (
     load_livecodebench,
     load_mbppplus,
     load_source,
-    read_jsonl,
 )
+from pytest_vibecheck.suites.problem import Problem
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"benchmark data not found at {DATA}")
@@ -26,7 +27,7 @@ BCB = DATA / "bigcodebench"
 
 
 @pytest.fixture(scope="module")
-def bigcodebench() -> list:
+def bigcodebench() -> list[Problem]:
     return load_bigcodebench(
         BCB / "BigCodeBench-v0.1.0_hf.jsonl.gz",
         network_free=BCB / "network-free-set.txt",
@@ -38,7 +39,7 @@ def bigcodebench() -> list:
 
 
 @needs_data
-def test_bigcodebench_counts_and_flags(bigcodebench: list) -> None:
+def test_bigcodebench_counts_and_flags(bigcodebench: list[Problem]) -> None:
     assert len(bigcodebench) == 1140
     assert sum(p.metadata["network_free"] for p in bigcodebench) == 517
     assert sum(p.metadata["stdlib_only"] for p in bigcodebench) == 300
@@ -49,12 +50,13 @@ def test_bigcodebench_counts_and_flags(bigcodebench: list) -> None:
 
 
 @needs_data
-def test_bigcodebench_fields_are_parsed(bigcodebench: list) -> None:
+def test_bigcodebench_fields_are_parsed(bigcodebench: list[Problem]) -> None:
     p0 = bigcodebench[0]
     assert p0.task_id == "BigCodeBench/0"
     assert p0.libs == ("itertools", "random")  # "['random', 'itertools']" parsed, sorted
     assert p0.metadata["doc_struct"]["reqs"] == ["itertools", "random.shuffle"]
     assert p0.prompt.startswith("Calculates the average of the sums of absolute differences")
+    assert p0.canonical_solution is not None
     # canonical = code_prompt + canonical_solution: a full program defining task_func
     assert p0.canonical_solution.startswith(
         "import itertools\nfrom random import shuffle\ndef task_func("
@@ -69,14 +71,17 @@ def test_bigcodebench_fields_are_parsed(bigcodebench: list) -> None:
 
 
 @needs_data
-def test_bigcodebench_canonical_program_runs_its_own_tests(bigcodebench: list) -> None:
+def test_bigcodebench_canonical_program_runs_its_own_tests(bigcodebench: list[Problem]) -> None:
     # BigCodeBench/2 is standard-library only and fast: the program + tests pass in-process.
     import unittest
 
     prob = next(p for p in bigcodebench if p.task_id == "BigCodeBench/2")
+    assert prob.canonical_solution is not None
     namespace: dict[str, object] = {"__name__": "candidate"}
     exec(compile(prob.canonical_solution + "\n" + prob.test.code, "<bcb2>", "exec"), namespace)
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(namespace["TestCases"])  # type: ignore[arg-type]
+    test_cases = namespace["TestCases"]
+    assert isinstance(test_cases, type) and issubclass(test_cases, unittest.TestCase)
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(test_cases)
     result = unittest.TestResult()
     suite.run(result)
     assert result.testsRun == 5
@@ -109,6 +114,7 @@ def test_livecodebench_kinds_prompts_and_skipped() -> None:
     assert first.task_id == "2777"
     assert first.test.kind == "functional"
     assert first.entry_point == first.test.entry_point == "distinctDifferenceArray"
+    assert first.starter_code is not None
     assert first.starter_code.startswith("class Solution:\n    def distinctDifferenceArray(")
     # the statement alone: the profile words the query (generate/protocols.py)
     assert first.prompt.startswith("You are given a 0-indexed array nums")
@@ -149,9 +155,12 @@ def test_humaneval_and_plus() -> None:
     )
     assert "def has_close_elements(numbers: List[float], threshold: float) -> bool:" in p0.prompt
     assert p0.libs == ("typing",)
+    assert p0.canonical_solution is not None
     namespace: dict[str, object] = {}
     exec(compile(p0.canonical_solution + p0.test.code, "<he0>", "exec"), namespace)
-    namespace["check"](namespace["has_close_elements"])  # type: ignore[operator]
+    check = namespace["check"]
+    assert callable(check)
+    check(namespace["has_close_elements"])
 
 
 @needs_data
@@ -172,15 +181,20 @@ def test_mbppplus_assertions_become_check() -> None:
     # every canonical solution passes its check, run as the sandbox does (take the entry
     # point, then exec the tests in the same namespace: Mbpp/56's entry point is named check)
     for prob in [*mbpp[:40], by_id["Mbpp/56"]]:
+        assert prob.canonical_solution is not None and prob.entry_point is not None
         ns: dict[str, object] = {}
         exec(compile(prob.canonical_solution, prob.task_id, "exec"), ns)
         fn = ns[prob.entry_point]
         exec(compile(prob.test.code, prob.task_id, "exec"), ns)
-        ns["check"](fn)  # type: ignore[operator]
+        check = ns["check"]
+        assert callable(check)
+        check(fn)
     ns = {}
     exec(compile(p2.test.code, "check", "exec"), ns)
+    check = ns["check"]
+    assert callable(check)
     with pytest.raises(AssertionError):
-        ns["check"](lambda a, b: ())  # type: ignore[operator]
+        check(lambda a, b: ())
 
 
 @needs_data
@@ -244,7 +258,7 @@ def test_bad_json_names_file_and_line(tmp_path: Path) -> None:
         ({"test": 42}, "test", "expected a string, got int"),
     ],
 )
-def test_bigcodebench_field_errors(tmp_path: Path, change: dict, field: str, message: str) -> None:
+def test_bigcodebench_field_errors(tmp_path: Path, change: dict[str, object], field: str, message: str) -> None:
     row = {**BCB_ROW, **change}
     row = {k: v for k, v in row.items() if v is not None}
     path = _write(tmp_path / "bcb.jsonl", [BCB_ROW | {"task_id": "BigCodeBench/899"}, row])
@@ -298,8 +312,10 @@ def test_livecodebench_errors_and_hf_layout(tmp_path: Path) -> None:
 
     mixed = {
         **LCB_ROW,
-        "public_test_cases": LCB_ROW["public_test_cases"]
-        + [{"input": "1", "output": "1", "testtype": "functional"}],
+        "public_test_cases": [
+            *LCB_ROW["public_test_cases"],
+            {"input": "1", "output": "1", "testtype": "functional"},
+        ],
     }
     with pytest.raises(DataFileError) as err:
         load_livecodebench(

@@ -6,7 +6,9 @@ import gzip
 import hashlib
 import json
 import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +21,7 @@ from pytest_vibecheck.suites.problem import (
     TestSpec,
 )
 from pytest_vibecheck.suites.store import (
+    Suite,
     deterministic_gzip,
     encode_records,
     find_suite,
@@ -43,7 +46,7 @@ SHIPPED = {
 
 
 @pytest.fixture(scope="module")
-def shipped() -> dict:
+def shipped() -> dict[str, Suite]:
     return {name: load_suite(name) for name in SHIPPED}
 
 
@@ -53,7 +56,7 @@ def test_shipped_suites_are_listed() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
-def test_every_shipped_task_loads_with_valid_instructions(shipped: dict, name: str) -> None:
+def test_every_shipped_task_loads_with_valid_instructions(shipped: dict[str, Suite], name: str) -> None:
     suite = shipped[name]
     count, kinds, per_task = SHIPPED[name]
     assert len(suite) == count
@@ -81,7 +84,7 @@ def test_every_shipped_task_loads_with_valid_instructions(shipped: dict, name: s
     assert suite.manifest["attribution"]
 
 
-def test_subsets_share_instructions_with_bigvibebench(shipped: dict) -> None:
+def test_subsets_share_instructions_with_bigvibebench(shipped: dict[str, Suite]) -> None:
     big = {p.task_id: p for p in shipped["bigvibebench"]}
     for name in ("bigvibebench-hard", "bigvibebench-lite"):
         for prob in shipped[name]:
@@ -91,7 +94,7 @@ def test_subsets_share_instructions_with_bigvibebench(shipped: dict) -> None:
     assert lite.manifest["lite_selection"]["task_ids"] == [p.task_id for p in lite]
 
 
-def test_livevibebench_manifest_says_private_tests_are_absent(shipped: dict) -> None:
+def test_livevibebench_manifest_says_private_tests_are_absent(shipped: dict[str, Suite]) -> None:
     manifest = shipped["livevibebench"].manifest
     assert manifest["private_tests"].startswith("absent")
     assert manifest["excluded"] == [
@@ -99,7 +102,7 @@ def test_livevibebench_manifest_says_private_tests_are_absent(shipped: dict) -> 
     ]
 
 
-def test_shipped_records_and_manifests_match_the_json_schemas(shipped: dict) -> None:
+def test_shipped_records_and_manifests_match_the_json_schemas(shipped: dict[str, Suite]) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     record_schema = json.loads((SCHEMAS / "suite-record-v1.schema.json").read_text())
     manifest_schema = json.loads((SCHEMAS / "suite-manifest-v1.schema.json").read_text())
@@ -130,19 +133,28 @@ def _problems(suite: str = "mini") -> list[Problem]:
     ]
 
 
-def _write(folder: Path, problems: list[Problem], **kw: object) -> Path:
-    args: dict = {
-        "name": "mini",
-        "description": "d",
-        "source": "tests",
-        "licence": "Apache-2.0",
-        "attribution": "a",
-        "selector": "manual",
-        "seed": None,
-        "k": 2,
-    }
-    args.update(kw)
-    return write_suite(folder, problems, **args)
+def _write(
+    folder: Path,
+    problems: list[Problem],
+    *,
+    name: str = "mini",
+    compress: bool = True,
+    licence_files: Sequence[str | Path] = (),
+) -> Path:
+    return write_suite(
+        folder,
+        problems,
+        name=name,
+        description="d",
+        source="tests",
+        licence="Apache-2.0",
+        attribution="a",
+        selector="manual",
+        seed=None,
+        k=2,
+        licence_files=licence_files,
+        compress=compress,
+    )
 
 
 def test_write_is_deterministic_and_round_trips(tmp_path: Path) -> None:
@@ -190,11 +202,11 @@ def test_unknown_suite_name_suggests() -> None:
         load_suite("./no/such/folder")
 
 
-def _rewrite_record(folder: Path, line: int, edit: object) -> None:
+def _rewrite_record(folder: Path, line: int, edit: Callable[[dict[str, Any]], object]) -> None:
     data = folder / "problems.jsonl"
     lines = data.read_text().splitlines()
     record = json.loads(lines[line - 1])
-    edit(record)  # type: ignore[operator]
+    edit(record)
     lines[line - 1] = json.dumps(record)
     data.write_text("\n".join(lines) + "\n")
 
@@ -235,7 +247,7 @@ def _rewrite_record(folder: Path, line: int, edit: object) -> None:
     ],
 )
 def test_record_errors_name_file_line_and_field(
-    tmp_path: Path, edit: object, field: str, message: str
+    tmp_path: Path, edit: Callable[[dict[str, Any]], object], field: str, message: str
 ) -> None:
     folder = tmp_path / "s"
     _write(folder, _problems(), compress=False)
