@@ -53,9 +53,12 @@ REPLY_UNPARSEABLE = "I think style_1 and doc_4 are relevant, the others are not.
 
 
 class FakeAnthropic:
-    """Stands in for ``anthropic.Anthropic()``: ``client.messages.create(**kw)``."""
+    """Stands in for ``anthropic.Anthropic()``: ``client.messages.create(**kw)``.
 
-    def __init__(self, replies: Iterable[str]) -> None:
+    Each reply is the text the model answers, or an exception the call raises.
+    """
+
+    def __init__(self, replies: Iterable[str | Exception]) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
         self.messages = self

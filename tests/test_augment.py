@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from augment_helpers import (
@@ -41,7 +41,7 @@ from pytest_vibecheck.suites.selectors import (
     TaskJudgements,
     make_selector,
 )
-from pytest_vibecheck.suites.selectors.llm import build_prompt, parse_reply
+from pytest_vibecheck.suites.selectors.llm import LLMSelector, build_prompt, parse_reply
 from pytest_vibecheck.suites.selectors.rules import RulesSelector
 from pytest_vibecheck.suites.store import encode_records, load_suite
 from pytest_vibecheck.verify.instructions import Instruction, default_registry, get_instruction
@@ -434,7 +434,8 @@ def test_llm_selector_good_reply_and_cache(tmp_path: Path, task: Problem) -> Non
     )
     (again,) = augment([task], k=5, seed=4, selector=sel2)
     assert again == out
-    assert (sel2.calls, sel2.cache_hits) == (0, 1)  # type: ignore[attr-defined]
+    assert isinstance(sel2, LLMSelector)
+    assert (sel2.calls, sel2.cache_hits) == (0, 1)
 
 
 def test_llm_reply_with_unknown_id_bad_params_and_conflict(tmp_path: Path, task: Problem) -> None:
@@ -504,7 +505,7 @@ def test_api_errors_missing_sdk_and_key(
         "anthropic:m",
         cache_path=tmp_path / "c.sqlite",
         client=FakeAnthropic([RuntimeError("rate limited")]),
-    )  # type: ignore[list-item]
+    )
     with pytest.raises(
         SelectorError, match="anthropic:m: API call failed: RuntimeError: rate limited"
     ):
@@ -538,7 +539,7 @@ def test_prompt_lists_the_permutation_and_the_rules(task: Problem) -> None:
 
 class _Recorded(BaseHTTPRequestHandler):
     reply = REPLY_OK
-    seen: ClassVar[list[tuple[str, dict, dict]]] = []
+    seen: ClassVar[list[tuple[str, dict[str, str], dict[str, Any]]]] = []
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -108,6 +108,7 @@ def test_junit_is_valid_and_carries_readable_metrics_and_item_facts(report: dict
     schema = xmlschema.XMLSchema(str(XSD))
     schema.validate(str(path))
     doc = schema.to_dict(str(path))
+    assert isinstance(doc, dict)  # decoded XML: nested dicts and lists
     suites = {s["@name"]: s for s in doc["testsuite"]}
     assert set(suites) == {"s | scripted:m | baseline | k=0", "s | scripted:m | single | k=2"}
     single = suites["s | scripted:m | single | k=2"]
@@ -151,7 +152,9 @@ def test_junit_has_a_testcase_per_threshold_check(report: dict[str, Any], tmp_pa
     path = write_junit(tmp_path / "j.xml", report)
     schema = xmlschema.XMLSchema(str(XSD))
     schema.validate(str(path))
-    (gate,) = [s for s in schema.to_dict(str(path))["testsuite"] if s["@name"] == "vibecheck thresholds"]
+    doc = schema.to_dict(str(path))
+    assert isinstance(doc, dict)
+    (gate,) = [s for s in doc["testsuite"] if s["@name"] == "vibecheck thresholds"]
     assert (gate["@tests"], gate["@failures"]) == (2, 1)
     cases = {c["@name"]: c for c in gate["testcase"]}
     failed = cases["pass@1 >= 0.6000: scripted:m baseline k=0 (s)"]
