@@ -19,7 +19,8 @@ from pytest_vibecheck.generate.protocols import (
     single_turn_messages,
     single_turn_prompt,
 )
-from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestSpec
+from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestKind, TestSpec
+from pytest_vibecheck.types import PROTOCOLS
 from pytest_vibecheck.verify.params import render_prompt
 
 QUERY = "Write a function task_func(n) that returns the sum of 1..n."
@@ -203,7 +204,7 @@ def test_messages_are_valid_requests() -> None:
 
 
 def test_module_lists_protocols() -> None:
-    assert protocols.PROTOCOLS == ("baseline", "single", "multi")
+    assert PROTOCOLS == ("baseline", "single", "multi")
 
 
 def test_paper_table1_prompts() -> None:
@@ -221,7 +222,7 @@ def test_paper_table1_prompts() -> None:
     )
 
 
-def live_problem(kind: str, refs: tuple[InstructionRef, ...] = ()) -> Problem:
+def live_problem(kind: TestKind, refs: tuple[InstructionRef, ...] = ()) -> Problem:
     starter = "class Solution:\n    def f(self, x: int) -> int:\n        " if kind == "functional" else None
     return Problem(
         suite="live",
