@@ -211,10 +211,12 @@ def test_verl_reward_loop_call_from_threads() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     def call(solution: str) -> float:
-        extra = {"num_turns": None, "rollout_reward_scores": {}}
-        return compute_score(data_source="vibecheck/toy", solution_str=solution,
-                             ground_truth=PROBLEM, extra_info=extra,
-                             reward_router_address="127.0.0.1:1", reward_model_tokenizer=None)["score"]
+        extra: dict[str, object] = {"num_turns": None, "rollout_reward_scores": {}}
+        score = compute_score(data_source="vibecheck/toy", solution_str=solution,
+                              ground_truth=PROBLEM, extra_info=extra,
+                              reward_router_address="127.0.0.1:1", reward_model_tokenizer=None)["score"]
+        assert isinstance(score, float)
+        return score
 
     with ThreadPoolExecutor(4) as pool:
         scores = list(pool.map(call, [GOOD, UNTYPED, WRONG, GOOD]))

@@ -70,6 +70,7 @@ def test_verl_parquet_has_verls_columns_and_scores(tmp_path: Path) -> None:
     assert rows[1]["extra_info"]["split"] == "test" and rows[1]["extra_info"]["k"] == 5
     assert rows[0]["reward_model"]["style"] == "rule"
     prob = load_suite("bigvibebench").get("BigCodeBench/3")
+    assert prob.canonical_solution is not None
     score = compute_score(data_source=rows[0]["data_source"], solution_str=prob.canonical_solution,
                           ground_truth=rows[0]["reward_model"]["ground_truth"],
                           extra_info=rows[0]["extra_info"])

@@ -46,7 +46,7 @@ scorer on first use.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pytest_vibecheck.errors import VibecheckError
@@ -127,20 +127,22 @@ def compute_score(
 
 
 def compute_score_batch(
-    data_sources: Sequence[Any] = (),
-    solution_strs: Sequence[str] = (),
-    ground_truths: Sequence[Any] = (),
-    extra_infos: Sequence[Any] | None = None,
+    data_sources: Collection[Any] = (),
+    solution_strs: Collection[str] = (),
+    ground_truths: Collection[Any] = (),
+    extra_infos: Collection[Any] | None = None,
     **reward_kwargs: Any,
 ) -> list[dict[str, Any]]:
     """verl's batched reward (``reward_manager=batch``): one score dict per solution, all
     verified in one Ruff run and executed in parallel sandboxes, identical pairs once.
 
-    Same options and errors as :func:`compute_score`; the lists must have equal lengths.
+    Each argument is a list or, as verl's batch manager passes its non-tensor columns, a numpy
+    object array (anything with a length that iterates in row order). Same options and errors
+    as :func:`compute_score`; the lists must have equal lengths.
     """
     config, infra = _split_options(reward_kwargs)
     n = len(solution_strs)
-    infos: Sequence[Any] = extra_infos if extra_infos is not None else [None] * n
+    infos: Collection[Any] = extra_infos if extra_infos is not None else [None] * n
     if len(ground_truths) != n or len(infos) != n:
         raise VibecheckError(
             f"vibecheck reward: {n} solutions, {len(ground_truths)} ground truths and "
