@@ -65,7 +65,9 @@ class FakeAPI:
                     api.requests.append(
                         Recorded("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                     )
-                    if api.cap is not None and api.inflight >= api.cap:
+                    resp: Response | None
+                    counted = api.cap is None or api.inflight < api.cap
+                    if not counted:
                         resp, api.rejected = api.over_cap, api.rejected + 1
                     else:
                         resp = api.queue.popleft() if api.queue else api.default
@@ -76,7 +78,7 @@ class FakeAPI:
                 try:
                     self._answer(resp)
                 finally:
-                    if resp is not api.over_cap:
+                    if counted:  # (not by identity: a test may queue over_cap itself)
                         with api._lock:
                             api.inflight -= 1
 

@@ -127,7 +127,7 @@ def test_cofailure_min_items_and_empty() -> None:
 
 
 def test_retention_hand_computed() -> None:
-    convs = [
+    convs: list[list[dict[str, bool | None]]] = [
         [{"x": True}, {"x": True, "y": False}, {"x": False, "y": True, "z": True}],
         [{"x": False}, {"x": True, "y": True}, {"x": True, "y": True, "z": None}],
     ]

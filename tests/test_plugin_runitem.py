@@ -94,7 +94,7 @@ def test_prefetch_keeps_concurrency_generations_running_and_batches_the_rest(mon
     runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=4))
     pf = prefetch.Prefetcher(runtime, window=8)  # type: ignore[arg-type]
     try:
-        works = [pf.take(it) for it in session.items]  # type: ignore[arg-type]
+        works = [pf.take(it) for it in session.items]
     finally:
         pf.close()
     assert len(set(map(id, works))) == 24 and len(generated) == 24
