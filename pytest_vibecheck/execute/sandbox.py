@@ -36,7 +36,6 @@ environment), :mod:`~pytest_vibecheck.execute.isolation` (capabilities, folders,
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import shutil
@@ -613,7 +612,3 @@ def probe_network(settings: SandboxSettings | None = None) -> dict[str, Any]:
         "detail": (res.stdout.strip() or res.error or res.stderr.strip())[:300],
         "reported": res.network,
     }
-
-
-def _errno_name(code: int) -> str:  # pragma: no cover - used in docs examples
-    return errno.errorcode.get(code, str(code))
