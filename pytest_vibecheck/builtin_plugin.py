@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from pytest_vibecheck.generate.backends.base import BackendSettings
     from pytest_vibecheck.registry import Registry
     from pytest_vibecheck.suites.selectors.base import Selector
 
@@ -36,10 +37,12 @@ def rules_selector(model: str, **_options: Any) -> Selector:
 
 
 def _llm_selector(provider: str) -> Any:
-    def make(model: str, *, cache_path: Path | None = None, client: object | None = None) -> Selector:
+    def make(
+        model: str, *, cache_path: Path | None = None, settings: BackendSettings | None = None
+    ) -> Selector:
         from pytest_vibecheck.suites.selectors.llm import LLMSelector
 
-        return LLMSelector(provider, model, cache_path=cache_path, client=client)
+        return LLMSelector(provider, model, cache_path=cache_path, settings=settings)
 
     return make
 

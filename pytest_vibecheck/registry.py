@@ -207,7 +207,8 @@ class Registry:
         replace: bool = False,
     ) -> None:
         """An augmentation selector: spec ``kind`` (or ``kind:MODEL`` when ``needs_model``)
-        builds ``factory(model, cache_path=..., client=...)``."""
+        builds ``factory(model, cache_path=..., settings=...)`` (``settings``: the model
+        backends' ``BackendSettings`` or None, for selectors that call a model)."""
         self.selectors.add(kind, factory, origin, replace=replace, needs_model=needs_model)
 
     def add_suite_loader(

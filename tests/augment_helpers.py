@@ -1,4 +1,4 @@
-"""Recorded selector replies and fake SDK clients for the augmentation tests.
+"""Recorded selector replies for the augmentation tests (a local server sends them).
 
 The replies follow the reply format the LLM selector's prompt asks for
 (``selectors/llm.build_prompt``). They were written for these tests, not captured from a
@@ -10,9 +10,6 @@ paper's procedure must survive.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from types import SimpleNamespace
-from typing import Any
 
 #: A well-formed reply: five relevant instructions, one with a custom parameter, plus rejections.
 REPLY_OK = """I scanned the list in order.
@@ -50,38 +47,3 @@ REPLY_FEWER = '```json\n{"selected": [{"id": "style_1"}, {"id": "doc_4"}], "reje
 
 #: Not parseable: prose with no JSON object.
 REPLY_UNPARSEABLE = "I think style_1 and doc_4 are relevant, the others are not."
-
-
-class FakeAnthropic:
-    """Stands in for ``anthropic.Anthropic()``: ``client.messages.create(**kw)``.
-
-    Each reply is the text the model answers, or an exception the call raises.
-    """
-
-    def __init__(self, replies: Iterable[str | Exception]) -> None:
-        self.replies = list(replies)
-        self.requests: list[dict[str, Any]] = []
-        self.messages = self
-
-    def create(self, **kwargs: Any) -> Any:
-        self.requests.append(kwargs)
-        if not self.replies:
-            raise AssertionError("unexpected API call (the reply should have come from the cache)")
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return SimpleNamespace(content=[SimpleNamespace(type="text", text=reply)])
-
-
-class FakeOpenAI:
-    """Stands in for ``openai.OpenAI()``: ``client.chat.completions.create(**kw)``."""
-
-    def __init__(self, replies: Iterable[str]) -> None:
-        self.replies = list(replies)
-        self.requests: list[dict[str, Any]] = []
-        self.chat = SimpleNamespace(completions=self)
-
-    def create(self, **kwargs: Any) -> Any:
-        self.requests.append(kwargs)
-        reply = self.replies.pop(0)
-        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=reply))])

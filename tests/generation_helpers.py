@@ -1,5 +1,5 @@
 """A local HTTP server for backend tests: serves queued JSON responses on 127.0.0.1 and records
-every request (method, path, headers, JSON body)."""
+every request (method, path, headers, JSON body); the reply bodies of the two APIs."""
 
 from __future__ import annotations
 
@@ -120,3 +120,31 @@ def fake_api() -> Iterator[FakeAPI]:
     finally:
         api.server.shutdown()
         api.server.server_close()
+
+
+def completion(text: str, finish: str = "stop", model: str = "qwen2.5-coder-7b") -> dict[str, Any]:
+    """An OpenAI Chat Completions response body with one choice."""
+    return {
+        "id": "chatcmpl-123",
+        "object": "chat.completion",
+        "created": 1_764_000_000,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish, "logprobs": None}
+        ],
+        "usage": {"prompt_tokens": 42, "completion_tokens": 17, "total_tokens": 59},
+    }
+
+
+def message(text: str, model: str = "claude-sonnet-5-5") -> dict[str, Any]:
+    """An Anthropic Messages API response body with one text block."""
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 42, "output_tokens": 17},
+    }

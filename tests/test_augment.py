@@ -7,11 +7,8 @@ import os
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
 
 import pytest
 from augment_helpers import (
@@ -19,12 +16,15 @@ from augment_helpers import (
     REPLY_FEWER,
     REPLY_OK,
     REPLY_UNPARSEABLE,
-    FakeAnthropic,
-    FakeOpenAI,
 )
+from generation_helpers import FakeAPI, Response, completion, fake_api, message
 
 from pytest_vibecheck.cli import main as cli
 from pytest_vibecheck.errors import UnknownIdError, VibecheckError
+from pytest_vibecheck.generate.backends import BackendError, BackendSettings, RateLimitError
+from pytest_vibecheck.generate.backends.anthropic_backend import AnthropicBackend
+from pytest_vibecheck.generate.backends.openai_backend import OpenAIBackend
+from pytest_vibecheck.generate.cache import cache_key
 from pytest_vibecheck.suites.augment import (
     SeedStream,
     augment,
@@ -41,7 +41,12 @@ from pytest_vibecheck.suites.selectors import (
     TaskJudgements,
     make_selector,
 )
-from pytest_vibecheck.suites.selectors.llm import LLMSelector, build_prompt, parse_reply
+from pytest_vibecheck.suites.selectors.llm import (
+    SYSTEM_PROMPT,
+    LLMSelector,
+    build_prompt,
+    parse_reply,
+)
 from pytest_vibecheck.suites.selectors.rules import RulesSelector
 from pytest_vibecheck.suites.store import encode_records, load_suite
 from pytest_vibecheck.verify.instructions import Instruction, default_registry, get_instruction
@@ -390,6 +395,10 @@ def test_shipped_hard_suite_is_reproduced_from_the_data() -> None:
 
 
 # ---------------------------------------------------------------- LLM selectors (recorded replies)
+# The selectors call the model backends over real HTTP: a local server (generation_helpers)
+# answers with the recorded replies in the OpenAI / Anthropic response shapes.
+
+KEY = "sk-local-selector-key"
 
 
 @pytest.fixture
@@ -397,9 +406,35 @@ def task() -> Problem:
     return bcb(RAISING, task_id="BigCodeBench/77")
 
 
-def test_llm_selector_good_reply_and_cache(tmp_path: Path, task: Problem) -> None:
-    client = FakeAnthropic([REPLY_OK])
-    sel = make_selector("anthropic:claude-test", cache_path=tmp_path / "c.sqlite", client=client)
+@pytest.fixture
+def api() -> Iterator[FakeAPI]:
+    with fake_api() as server:
+        yield server
+
+
+def selector(
+    spec: str, api: FakeAPI, cache: Path, env: dict[str, str] | None = None, **kw: object
+) -> LLMSelector:
+    """The LLM selector of ``spec`` against the local server (key from ``env``)."""
+    provider = spec.partition(":")[0]
+    base_url = api.url + ("/v1" if provider == "openai" else "")
+    if env is None:
+        env = {"OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY": KEY}
+    settings = BackendSettings(base_url=base_url, env=env, timeout_s=10.0, **kw)  # type: ignore[arg-type]
+    sel = make_selector(spec, cache_path=cache, settings=settings)
+    assert isinstance(sel, LLMSelector)
+    return sel
+
+
+def reply(provider: str, text: str) -> Response:
+    return Response(200, completion(text) if provider == "openai" else message(text))
+
+
+def test_llm_selector_good_reply_and_cache(
+    tmp_path: Path, task: Problem, api: FakeAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.push(reply("anthropic", REPLY_OK))
+    sel = selector("anthropic:claude-test", api, tmp_path / "c.sqlite")
     (out,) = augment([task], k=5, seed=4, selector=sel)
     order = permutation(IDS, 4, task.task_id)
     picked = ["logic_3", "doc_1", "style_3", "error_2", "doc_3"]
@@ -424,26 +459,31 @@ def test_llm_selector_good_reply_and_cache(tmp_path: Path, task: Problem) -> Non
         d["id"]: d["reason"] for d in out.provenance["decisions"] if d["decision"] == "kept"
     }
     assert kept_reasons["logic_3"] == "the solution branches on input types"
-    request = client.requests[0]
-    assert request["model"] == "claude-test"
-    assert "temperature" not in request  # current Anthropic SDKs take none
-    assert task.prompt in request["messages"][0]["content"]
-    # a re-run is answered from the cache: no API call, identical result
-    sel2 = make_selector(
-        "anthropic:claude-test", cache_path=tmp_path / "c.sqlite", client=FakeAnthropic([])
-    )
+    (request,) = api.requests
+    assert request.path == "/v1/messages"
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert set(request.body) == {"model", "max_tokens", "system", "messages"}  # no temperature
+    assert (request.body["model"], request.body["max_tokens"]) == ("claude-test", 4096)
+    assert request.body["system"] == SYSTEM_PROMPT
+    assert request.body["messages"] == [
+        {"role": "user", "content": build_prompt(task, [default_registry().get(i) for i in order], 5)}
+    ]
+    # the reply cache uses the generation cache's key of the request
+    assert out.provenance["cache_key"] == cache_key(sel.backend.cache_identity(), sel.request(task, request.body["messages"][0]["content"]))
+    # a re-run is answered from the cache: no request, identical result, and it needs neither
+    # the key nor the SDK
+    monkeypatch.setitem(sys.modules, "anthropic", None)
+    sel2 = selector("anthropic:claude-test", api, tmp_path / "c.sqlite", env={})
     (again,) = augment([task], k=5, seed=4, selector=sel2)
     assert again == out
-    assert isinstance(sel2, LLMSelector)
-    assert (sel2.calls, sel2.cache_hits) == (0, 1)
+    assert (sel2.calls, sel2.cache_hits, len(api.requests)) == (0, 1, 1)
 
 
-def test_llm_reply_with_unknown_id_bad_params_and_conflict(tmp_path: Path, task: Problem) -> None:
-    sel = make_selector(
-        "openai:gpt-test",
-        cache_path=tmp_path / "c.sqlite",
-        client=FakeOpenAI([REPLY_BAD_IDS_AND_PARAMS]),
-    )
+def test_llm_reply_with_unknown_id_bad_params_and_conflict(
+    tmp_path: Path, task: Problem, api: FakeAPI
+) -> None:
+    api.push(reply("openai", REPLY_BAD_IDS_AND_PARAMS))
+    sel = selector("openai:gpt-test", api, tmp_path / "c.sqlite")
     (out,) = augment([task], k=5, seed=1, selector=sel)
     decisions = out.provenance["decisions"]
     assert decisions[0] == {
@@ -464,12 +504,18 @@ def test_llm_reply_with_unknown_id_bad_params_and_conflict(tmp_path: Path, task:
     assert next(d for d in decisions if d["id"] == "doc_4") == {
         "id": "doc_4", "decision": "conflict", "rule": "conflict", "reason": "conflicts with doc_6, kept earlier",
     }  # fmt: skip
+    (request,) = api.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert (request.body["model"], request.body["temperature"], request.body["max_tokens"]) == (
+        "gpt-test", 0.0, 4096,
+    )  # fmt: skip
+    assert [m["role"] for m in request.body["messages"]] == ["system", "user"]
 
 
-def test_llm_reply_keeping_fewer_than_k(tmp_path: Path, task: Problem) -> None:
-    sel = make_selector(
-        "anthropic:m", cache_path=tmp_path / "c.sqlite", client=FakeAnthropic([REPLY_FEWER])
-    )
+def test_llm_reply_keeping_fewer_than_k(tmp_path: Path, task: Problem, api: FakeAPI) -> None:
+    api.push(reply("anthropic", REPLY_FEWER))
+    sel = selector("anthropic:m", api, tmp_path / "c.sqlite")
     (out,) = augment([task], k=5, seed=2, selector=sel)
     assert sorted(r.id for r in out.instructions) == ["doc_4", "style_1"]
     assert out.provenance["fewer_than_k"].startswith("kept 2 of 5")
@@ -479,12 +525,13 @@ def test_llm_reply_keeping_fewer_than_k(tmp_path: Path, task: Problem) -> None:
     )
 
 
-def test_unparseable_reply_fails_the_task_and_is_not_cached(tmp_path: Path, task: Problem) -> None:
+def test_unparseable_reply_fails_the_task_and_is_not_cached(
+    tmp_path: Path, task: Problem, api: FakeAPI
+) -> None:
     cache = tmp_path / "c.sqlite"
     other = bcb(FS, task_id="BigCodeBench/78")
-    sel = make_selector(
-        "anthropic:m", cache_path=cache, client=FakeAnthropic([REPLY_UNPARSEABLE, REPLY_OK])
-    )
+    api.push(reply("anthropic", REPLY_UNPARSEABLE), reply("anthropic", REPLY_OK))
+    sel = selector("anthropic:m", api, cache)
     with pytest.raises(SelectorError) as err:
         augment([task, other], k=5, seed=2, selector=sel)
     assert str(err.value).startswith(
@@ -498,25 +545,44 @@ def test_unparseable_reply_fails_the_task_and_is_not_cached(tmp_path: Path, task
     assert parse_reply('[{"id": "doc_4"}]') == {"selected": [{"id": "doc_4"}], "rejected": []}
 
 
-def test_api_errors_missing_sdk_and_key(
+def test_api_errors_are_the_backends_errors(tmp_path: Path, task: Problem, api: FakeAPI) -> None:
+    api.default = Response(
+        429, {"error": {"message": "Rate limit reached", "type": "requests"}}, {"retry-after": "0.01"}
+    )
+    sel = selector("openai:m", api, tmp_path / "c.sqlite", max_retries=1)
+    with pytest.raises(SelectorError) as err:
+        sel.judge_task(task, [get_instruction("style_1")], 1)
+    assert str(err.value) == (
+        f"openai:m at {api.url}/v1: rate limited (HTTP 429) after 2 attempts: Rate limit reached"
+    )
+    assert isinstance(err.value.__cause__, RateLimitError)  # the SDK's retries, then the class
+    assert len(api.requests) == 2
+    api.default = Response(401, {"error": {"message": "Incorrect API key", "code": "invalid_api_key"}})
+    with pytest.raises(SelectorError) as err:
+        selector("anthropic:m", api, tmp_path / "c.sqlite").judge_task(task, [get_instruction("style_1")], 1)
+    assert isinstance(err.value.__cause__, BackendError)
+    assert (err.value.__cause__.status, err.value.__cause__.fatal) == (401, True)
+    assert str(err.value).startswith(f"anthropic:m at {api.url}: HTTP 401: Incorrect API key; check")
+    assert len(api.requests) == 3  # 401 is not retried
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == 0
+
+
+def test_missing_key_sdk_and_unknown_kind(
     tmp_path: Path, task: Problem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sel = make_selector(
-        "anthropic:m",
-        cache_path=tmp_path / "c.sqlite",
-        client=FakeAnthropic([RuntimeError("rate limited")]),
-    )
-    with pytest.raises(
-        SelectorError, match="anthropic:m: API call failed: RuntimeError: rate limited"
-    ):
-        augment([task], k=5, seed=2, selector=sel)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    keyless = make_selector("anthropic:m", cache_path=tmp_path / "c.sqlite")
-    with pytest.raises(SelectorError, match="set the ANTHROPIC_API_KEY environment variable"):
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    keyless = make_selector("anthropic:m", cache_path=tmp_path / "c.sqlite")  # the official API
+    with pytest.raises(SelectorError) as err:
         augment([task], k=5, seed=2, selector=keyless)
+    assert "BigCodeBench/77: anthropic: the API key is not set; export ANTHROPIC_API_KEY=..." in str(err.value)
+    assert isinstance(keyless, LLMSelector) and isinstance(keyless.backend, AnthropicBackend)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setitem(sys.modules, "openai", None)
-    no_sdk = make_selector("openai:m", cache_path=tmp_path / "c.sqlite")
+    no_sdk = make_selector("openai:gpt-4o", cache_path=tmp_path / "c.sqlite")
+    assert isinstance(no_sdk, LLMSelector) and isinstance(no_sdk.backend, OpenAIBackend)
+    assert no_sdk.name == "openai:gpt-4o"
     with pytest.raises(SelectorError, match=r"pip install 'pytest-vibecheck\[openai\]'"):
         augment([task], k=5, seed=2, selector=no_sdk)
     with pytest.raises(UnknownIdError, match="unknown selector 'gemini:x'"):
@@ -534,91 +600,41 @@ def test_prompt_lists_the_permutation_and_the_rules(task: Problem) -> None:
     assert "conflicts with: doc_2, doc_3" in prompt
 
 
-# ---------------------------------------------------------------- real SDKs against a local server
-
-
-class _Recorded(BaseHTTPRequestHandler):
-    reply = REPLY_OK
-    seen: ClassVar[list[tuple[str, dict[str, str], dict[str, Any]]]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).seen.append((self.path, dict(self.headers), body))
-        if self.path.endswith("/chat/completions"):
-            doc = {
-                "id": "c1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": self.reply},
-                    }
-                ],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            }
-        else:
-            doc = {
-                "id": "m1",
-                "type": "message",
-                "role": "assistant",
-                "model": body["model"],
-                "content": [{"type": "text", "text": self.reply}],
-                "stop_reason": "end_turn",
-                "stop_sequence": None,
-                "usage": {"input_tokens": 1, "output_tokens": 1},
-            }
-        data = json.dumps(doc).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def local_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorded)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    _Recorded.seen = []
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_official_sdk_through_a_local_server(
-    provider: str, local_server: str, tmp_path: Path, task: Problem, monkeypatch: pytest.MonkeyPatch
+def test_key_and_server_from_the_environment_never_cached(
+    provider: str, api: FakeAPI, tmp_path: Path, task: Problem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip(provider)
-    if provider == "openai":
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test-key")
-        monkeypatch.setenv("OPENAI_BASE_URL", local_server + "/v1")
-    else:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-local-test-key")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", local_server)
+    upper = provider.upper()
+    monkeypatch.setenv(f"{upper}_API_KEY", KEY)
+    monkeypatch.setenv(f"{upper}_BASE_URL", api.url + ("/v1" if provider == "openai" else ""))
+    api.default = reply(provider, REPLY_OK)
     cache = tmp_path / "c.sqlite"
     sel = make_selector(f"{provider}:model-x", cache_path=cache)
     (out,) = augment([task], k=5, seed=4, selector=sel)
     assert sorted(r.id for r in out.instructions) == sorted(
         ["logic_3", "doc_1", "style_3", "error_2", "doc_3"]
     )
-    path, _headers, body = _Recorded.seen[0]
-    assert path.endswith("/chat/completions" if provider == "openai" else "/v1/messages")
-    assert body["model"] == "model-x"
-    assert b"sk-local-test-key" not in cache.read_bytes()  # the key never reaches the cache
-    assert "sk-local-test-key" not in json.dumps(out.provenance)
+    (request,) = api.requests
+    assert request.path == ("/v1/chat/completions" if provider == "openai" else "/v1/messages")
+    assert request.body["model"] == "model-x"
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert KEY.encode() not in cache.read_bytes()  # the key never reaches the cache
+    assert KEY not in json.dumps(out.provenance)
+
+
+def test_llm_workers_do_not_change_the_result(tmp_path: Path, api: FakeAPI) -> None:
+    problems = [
+        bcb(f"import os\ndef task_func(p):\n    return os.listdir(p)[{n}]\n", task_id=f"T/{n}")
+        for n in range(6)
+    ]
+    api.default = reply("anthropic", REPLY_OK)
+    serial = augment(problems, k=5, seed=5, selector=selector("anthropic:m", api, tmp_path / "a.sqlite"))
+    threaded = augment(
+        problems, k=5, seed=5, selector=selector("anthropic:m", api, tmp_path / "b.sqlite"), workers=3
+    )
+    assert threaded == serial
+    assert len(api.requests) == 12
 
 
 # ---------------------------------------------------------------- CLI
@@ -678,17 +694,12 @@ def test_cli_problems_list_and_stats_text(capsys: pytest.CaptureFixture[str]) ->
     assert "did you mean 'bigvibebench'" in capsys.readouterr().err
 
 
-def test_workers_do_not_change_the_result(tmp_path: Path) -> None:
+def test_workers_do_not_change_the_result() -> None:
     problems = [
         bcb(f"import os\ndef task_func(p):\n    return os.listdir(p)[{n}]\n", task_id=f"T/{n}")
         for n in range(6)
     ]
     serial = augment(problems, k=5, seed=5, selector=RulesSelector())
     assert augment(problems, k=5, seed=5, selector=RulesSelector(), workers=3) == serial
-    llm = make_selector(
-        "anthropic:m", cache_path=tmp_path / "c.sqlite", client=FakeAnthropic([REPLY_OK] * 6)
-    )
-    threaded = augment(problems, k=5, seed=5, selector=llm, workers=3)
-    assert [p.task_id for p in threaded] == [p.task_id for p in problems]
     with pytest.raises(VibecheckError, match="workers must be >= 1, got 0"):
         augment(problems, k=5, seed=5, selector=RulesSelector(), workers=0)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from generation_helpers import FakeAPI, Response, fake_api
+from generation_helpers import completion as chat_completion
 
 from pytest_vibecheck.generate.backends import (
     BackendError,
@@ -32,16 +33,7 @@ REPLY = "Here it is:\n```python\ndef task_func():\n    return 1\n```\n"
 
 
 def completion(text: str = REPLY, finish: str = "stop", model: str = "qwen2.5-coder-7b") -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-123",
-        "object": "chat.completion",
-        "created": 1_764_000_000,
-        "model": model,
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish, "logprobs": None}
-        ],
-        "usage": {"prompt_tokens": 42, "completion_tokens": 17, "total_tokens": 59},
-    }
+    return chat_completion(text, finish, model)
 
 
 RATE_LIMITED = Response(

@@ -6,25 +6,41 @@ parameters. The reply is parsed and validated by :func:`~pytest_vibecheck.suites
 (ids not in the taxonomy dropped, invalid parameters reset to the default, conflicts
 re-checked), so a sloppy reply never produces an invalid task.
 
-Replies are cached in SQLite keyed by sha256 of (provider, model, system prompt, prompt,
-sampling settings), so a re-run costs nothing. Only parseable replies are cached. API keys
-come from the environment through the SDKs and are never written to the cache, the
-provenance or an error message. The SDKs are imported lazily; a missing SDK raises
-:class:`SelectorError` telling which extra to install.
+The request goes through the model backends (:mod:`pytest_vibecheck.generate.backends`): the
+selector spec is a backend spec (``openai:gpt-4o`` builds the backend ``--vibe-model
+openai:gpt-4o`` would), so the key lookup (``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` from the
+environment, a placeholder on a custom ``*_BASE_URL`` server), the SDK's retries, the adaptive
+concurrency limit of :class:`~pytest_vibecheck.generate.generator.Generator` and the error
+classes (:class:`~pytest_vibecheck.generate.backends.base.BackendError`,
+:class:`~pytest_vibecheck.generate.backends.base.MissingKeyError` ...) are the generation
+layer's. A selector reports such a failure as :class:`SelectorError` with the backend's
+one-line message (the backend error is its ``__cause__``): the task fails, never "fewer
+instructions".
+
+Replies are cached in SQLite (:class:`ReplyCache`, on :class:`~pytest_vibecheck._store.SQLiteStore`)
+under the generation cache's key of the request
+(:func:`pytest_vibecheck.generate.cache.cache_key`: backend identity, messages, sampling
+settings; never the API key), so a re-run costs nothing and needs neither a key nor an SDK.
+Only parseable replies are cached.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_vibecheck._store import SQLiteStore
+from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.generate.backends.base import Backend, BackendSettings, GenerationRequest
+from pytest_vibecheck.generate.backends.registry import make_backend
+from pytest_vibecheck.generate.cache import cache_key
+from pytest_vibecheck.generate.generator import Generator
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.selectors.base import Judgement, SelectorError, TaskJudgements
 from pytest_vibecheck.verify.instructions import Instruction
@@ -34,8 +50,6 @@ from pytest_vibecheck.verify.params import render_prompt
 PROMPT_VERSION = "llm-prompt-1"
 
 DEFAULT_CACHE = Path(".vibecheck") / "selector-cache.sqlite"
-
-_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 SYSTEM_PROMPT = (
     "You are an expert code analysis assistant. You decide which coding instructions are "
@@ -83,23 +97,6 @@ def build_prompt(problem: Problem, order: Sequence[Instruction], k: int) -> str:
         "List the kept instructions in the order you kept them.",
     ]
     return "\n".join(lines)
-
-
-def cache_key(provider: str, model: str, system: str, prompt: str, settings: dict[str, Any]) -> str:
-    """sha256 of everything that changes the reply (never the API key)."""
-    blob = json.dumps(
-        {
-            "v": PROMPT_VERSION,
-            "provider": provider,
-            "model": model,
-            "system": system,
-            "prompt": prompt,
-            "settings": settings,
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 class ReplyCache(SQLiteStore):
@@ -175,7 +172,17 @@ def parse_reply(reply: str) -> dict[str, Any]:
 
 
 class LLMSelector:
-    """The paper's LLM-judged selection through the official anthropic / openai SDKs."""
+    """The paper's LLM-judged selection through a model backend (see the module docstring).
+
+    ``provider`` and ``model`` name the backend (``make_backend(f"{provider}:{model}",
+    settings)``; an unknown provider raises :class:`~pytest_vibecheck.errors.UnknownIdError`).
+    ``settings``: the backends' :class:`BackendSettings` (base URL, key variable, timeout,
+    retries; default: from the environment). ``temperature`` >= 0 (default 0, greedy as in the
+    paper; the backend decides whether the API takes one, e.g. current Anthropic models do
+    not); ``max_tokens`` > 0: output tokens of the reply. ``cache_path``: the reply cache
+    (default ``.vibecheck/selector-cache.sqlite``). ``calls`` / ``cache_hits`` count requests
+    sent and replies served from the cache.
+    """
 
     def __init__(
         self,
@@ -183,108 +190,67 @@ class LLMSelector:
         model: str,
         *,
         cache_path: str | Path | None = None,
-        client: object | None = None,
-        temperature: float | str | None = "default",
+        settings: BackendSettings | None = None,
+        temperature: float = 0.0,
         max_tokens: int = 4096,
     ) -> None:
-        if provider not in _KEY_ENV:
-            raise SelectorError(f"unknown LLM provider {provider!r}; use anthropic or openai")
+        self.backend: Backend = make_backend(f"{provider}:{model}", settings)
         self.provider = provider
         self.model = model
-        self.name = f"{provider}:{model}"
+        self.name = self.backend.spec
         self.version = PROMPT_VERSION
-        if temperature == "default":
-            # OpenAI chat completions take temperature 0 (greedy, as in the paper); current
-            # Anthropic SDKs no longer accept a temperature argument, so none is sent.
-            temperature = 0.0 if provider == "openai" else None
-        if temperature is not None and not isinstance(temperature, (int, float)):
-            raise SelectorError(f"temperature must be a number or None, got {temperature!r}")
-        self.temperature: float | None = None if temperature is None else float(temperature)
+        self.temperature = temperature
         self.max_tokens = max_tokens
         self.cache = ReplyCache(cache_path if cache_path is not None else DEFAULT_CACHE)
-        self._client = client
+        self._generator: Generator | None = None
+        self._lock = threading.Lock()
         self.calls = 0
         self.cache_hits = 0
 
-    # -------------------------------------------------------------- SDK calls
+    def request(self, problem: Problem, prompt: str) -> GenerationRequest:
+        """The backend request of one task (system prompt, then the selection prompt).
 
-    def _get_client(self) -> Any:
-        if self._client is not None:
-            return self._client
-        env = _KEY_ENV[self.provider]
-        if not os.environ.get(env):
-            raise SelectorError(
-                f"{self.name}: set the {env} environment variable (the key is read from the environment only)"
+        Raises :class:`SelectorError` for an invalid ``temperature`` or ``max_tokens``."""
+        try:
+            return GenerationRequest(
+                ({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}),
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                task_id=problem.task_id,
+                label="selector",
             )
+        except VibecheckError as exc:
+            raise SelectorError(f"{self.name}: {exc}") from None
+
+    def _generator_for_calls(self) -> Generator:
+        """The generator (built on the first cache miss: its preflight checks the key and the
+        SDK, which a run answered from the cache needs neither of)."""
+        with self._lock:
+            if self._generator is None:
+                self._generator = Generator(self.backend, cache=None, mode="off")
+            return self._generator
+
+    def complete(self, request: GenerationRequest) -> str:
+        """One model call. A missing key or SDK, an API error after the SDK's retries or a
+        rate limit raises :class:`SelectorError` with the backend's message (an
+        infrastructure failure; the backend's error is the ``__cause__``)."""
         try:
-            if self.provider == "anthropic":
-                import anthropic
-
-                self._client = anthropic.Anthropic(max_retries=3)
-            else:
-                import openai
-
-                self._client = openai.OpenAI(max_retries=3)
-        except ImportError:
-            raise SelectorError(
-                f"the {self.provider} SDK is not installed: pip install 'pytest-vibecheck[{self.provider}]'"
-            ) from None
-        return self._client
-
-    def _settings(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
-
-    def complete(self, system: str, prompt: str) -> str:
-        """One model call; SDK errors become :class:`SelectorError` (an infrastructure failure)."""
-        client = self._get_client()
-        try:
-            if self.provider == "anthropic":
-                kwargs: dict[str, Any] = {
-                    "model": self.model,
-                    "max_tokens": self.max_tokens,
-                    "system": system,
-                    "messages": [{"role": "user", "content": prompt}],
-                }
-                if self.temperature is not None:
-                    kwargs["extra_body"] = {"temperature": self.temperature}
-                resp = client.messages.create(**kwargs)
-                return "".join(
-                    getattr(b, "text", "")
-                    for b in resp.content
-                    if getattr(b, "type", "text") == "text"
-                )
-            kwargs = {
-                "model": self.model,
-                "messages": [
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": prompt},
-                ],
-            }
-            if self.temperature is not None:
-                kwargs["temperature"] = self.temperature
-            resp = client.chat.completions.create(**kwargs)
-            return str(resp.choices[0].message.content or "")
-        except SelectorError:
-            raise
-        except (
-            Exception
-        ) as exc:  # SDK errors (rate limit, API, connection) are infrastructure failures
-            raise SelectorError(
-                f"{self.name}: API call failed: {type(exc).__name__}: {exc}"
-            ) from None
+            return self._generator_for_calls().generate(request).text
+        except VibecheckError as exc:
+            raise SelectorError(str(exc)) from exc
 
     # -------------------------------------------------------------- selection
 
     def judge_task(self, problem: Problem, order: Sequence[Instruction], k: int) -> TaskJudgements:
         """Ask the model (or the cache) and turn the reply into judgements."""
-        prompt = build_prompt(problem, order, k)
-        key = cache_key(self.provider, self.model, SYSTEM_PROMPT, prompt, self._settings())
+        request = self.request(problem, build_prompt(problem, order, k))
+        key = cache_key(self.backend.cache_identity(), request)
         reply = self.cache.get(key)
         if reply is not None:
             self.cache_hits += 1
             parsed = parse_reply(reply)
         else:
-            reply = self.complete(SYSTEM_PROMPT, prompt)
+            reply = self.complete(request)
             self.calls += 1
             parsed = parse_reply(reply)  # raises before caching an unparseable reply
             self.cache.put(key, self.provider, self.model, reply)
@@ -298,6 +264,11 @@ class LLMSelector:
                 "reply_sha256": hashlib.sha256(reply.encode("utf-8")).hexdigest(),
             },
         )
+
+    def close(self) -> None:
+        """Close the backend's client and the cache connection (idempotent)."""
+        self.backend.close()
+        self.cache.close()
 
 
 def judgements_from_reply(
