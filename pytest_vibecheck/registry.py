@@ -72,7 +72,7 @@ ENTRY_POINT_GROUP = "pytest_vibecheck"
 BackendFactory = Callable[[str, "BackendSettings"], "Backend"]
 #: ``text -> violations`` (the reply or the extracted code, per the instruction's target).
 Check = Callable[[str], "list[Violation]"]
-#: ``(model, cache_path=..., client=...) -> Selector`` for specs ``kind`` or ``kind:model``.
+#: ``(model, cache_path=..., settings=...) -> Selector`` for specs ``kind`` or ``kind:model``.
 SelectorFactory = Callable[..., "Selector"]
 #: ``(path, **options) -> problems`` for ``vibecheck augment SOURCE --source-format NAME``.
 SuiteLoader = Callable[..., "list[Problem]"]
