@@ -218,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
         "category shares: "
         + ", ".join(
             f"{cat} {100 * v:.1f}% (paper {100 * paper[cat]:.1f}%)"
-            if paper
+            if paper and cat in paper
             else f"{cat} {100 * v:.1f}%"
             for cat, v in shares.items()
         )

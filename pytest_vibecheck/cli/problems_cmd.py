@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_vibecheck.suites.augment import PAPER_SHARES, category_shares
 from pytest_vibecheck.suites.store import Suite, find_suite, list_suites, load_suite, read_manifest
-from pytest_vibecheck.verify.instructions import CATEGORIES, all_instructions, default_registry
+from pytest_vibecheck.verify.instructions import all_instructions, category_names, default_registry
 
 
 def register(sub: Any) -> None:
@@ -152,13 +152,14 @@ def run_stats(args: argparse.Namespace) -> int:
         print(f"    {line}")
     paper = stats["paper_shares"]
     print("category shares (this suite vs the paper, §3.1):")
+    names = category_names()
     for cat, share in sorted(stats["category_shares"].items(), key=lambda kv: -kv[1]):
         ref = (
             f"  paper {100 * paper[cat]:5.1f}%  diff {100 * (share - paper[cat]):+5.1f}"
-            if paper
+            if paper and cat in paper
             else ""
         )
-        print(f"  {CATEGORIES[cat]:<17} {100 * share:5.1f}%{ref}")
+        print(f"  {names.get(cat, cat):<17} {100 * share:5.1f}%{ref}")
     print("per-instruction frequency (tasks; positions 1..k):")
     for iid, count in stats["instruction_frequency"].items():
         pos = " ".join(f"{k}:{v}" for k, v in stats["positions"][iid].items())

@@ -39,7 +39,7 @@ from pytest_vibecheck.plugin.run import (
 )
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.profiles import GenerationSetup
-from pytest_vibecheck.verify.instructions import CATEGORIES, get_instruction
+from pytest_vibecheck.verify.instructions import get_instruction
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
@@ -80,7 +80,7 @@ def marker_name(category_or_id: str) -> str:
 
 def marker_help() -> tuple[str, ...]:
     """The ``markers`` ini lines of the benchmark (``pytest --markers`` shows them)."""
-    from pytest_vibecheck.verify.instructions import default_registry
+    from pytest_vibecheck.verify.instructions import category_names, default_registry
 
     return (
         "vibecheck(suite, model, protocol, k, sample): a pytest-vibecheck benchmark item",
@@ -88,7 +88,7 @@ def marker_help() -> tuple[str, ...]:
         "vibe_single_turn: vibecheck item of the single-turn protocol (paper §3.2)",
         "vibe_multi_turn: vibecheck item of the multi-turn protocol (paper §3.2)",
         *(f"{marker_name(cat)}: vibecheck item judging a {name} instruction"
-          for cat, name in CATEGORIES.items()),
+          for cat, name in category_names().items()),
         *(f"{marker_name(inst.id)}: vibecheck item judging instruction {inst.id}"
           for inst in default_registry()),
     )

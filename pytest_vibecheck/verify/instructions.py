@@ -424,6 +424,16 @@ def default_registry() -> InstructionRegistry:
     return get_registry().instructions()
 
 
+def category_names(registry: InstructionRegistry | None = None) -> dict[str, str]:
+    """Every category id of ``registry`` (default: the active one) and its name: the paper's
+    five (:data:`CATEGORIES`, always, in their order), then each team category with the
+    ``category_name`` its instructions declare, in registry order."""
+    names = dict(CATEGORIES)
+    for inst in registry if registry is not None else default_registry():
+        names.setdefault(inst.category, inst.category_name)
+    return names
+
+
 def get_instruction(instruction_id: str) -> Instruction:
     """The shipped instruction with this id, e.g. ``get_instruction("logic_3")``.
 

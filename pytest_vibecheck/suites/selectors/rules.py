@@ -27,6 +27,13 @@ Qwen2.5-Coder-7B-Instruct on BigCodeBench, o1-mini on LiveCodeBench; see
 ``threshold`` (default :data:`DEFAULT_THRESHOLD`: one task in ten). Buckets without
 measurements use the rule's stated prior (reply-format instructions such as ``doc_4``
 change every default reply: prior 1.0) or are not relevant.
+
+An instruction without a rule of its own (a team instruction of ``instruction_dirs`` or a
+plugin) is judged by its verifier, as a shipped rule's violation bucket: the canonical solution
+checked against it at its default parameters (``ref:verifier``: the reference breaks it,
+relevant; ``ref:verifier-ok``: it follows it, not relevant: there is no measurement of model
+code for it). Without a canonical solution, or for an instruction on the reply rather than the
+code, there is no evidence and it is not relevant (``no-rule``).
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.selectors.base import Judgement, TaskJudgements
 from pytest_vibecheck.suites.selectors.calibration import PLAUSIBILITY
 from pytest_vibecheck.suites.selectors.features import Features, extract
-from pytest_vibecheck.verify.instructions import Instruction
+from pytest_vibecheck.verify.instructions import Instruction, InstructionRegistry
 
 #: Bump when any rule or the calibration changes: recorded in every problem's provenance.
 RULES_VERSION = "rules-2"
@@ -580,7 +587,8 @@ class RulesSelector:
 
     ``threshold`` (a fraction in [0, 1]) is the minimum measured share of tasks in which
     real model code breaks an instruction for a context bucket to count as relevant.
-    Instructions without a rule (user-registered ones) are judged not relevant.
+    Instructions without a rule (team ones) are judged by their verifier on the reference
+    (:meth:`judge_by_verifier`).
     """
 
     name = "rules"
@@ -607,9 +615,7 @@ class RulesSelector:
         """Judge one instruction's relevance to ``problem``."""
         ev = evidence(problem, self.features(problem), instruction.id)
         if ev is None:
-            return Judgement(
-                False, "no-rule", f"the rules selector has no rule for {instruction.id}"
-            )
+            return self.judge_by_verifier(problem, instruction)
         if ev.violation:
             return Judgement(True, ev.rule, ev.reason)
         share = self.plausibility.get(instruction.id, {}).get(ev.rule)
@@ -622,6 +628,38 @@ class RulesSelector:
         if ev.prior is not None:
             return Judgement(ev.prior >= self.threshold, ev.rule, ev.reason)
         return Judgement(False, ev.rule, f"{ev.reason}; no evidence it would change the code")
+
+    def judge_by_verifier(self, problem: Problem, instruction: Instruction) -> Judgement:
+        """Judge an instruction without a rule: relevant when the canonical solution breaks it
+        at its default parameters (see the module docstring). Not relevant (rule ``no-rule``)
+        without a canonical solution, for a reply-target instruction, or when the verifier
+        cannot judge (Ruff missing: the reason says why)."""
+        from pytest_vibecheck.verify.api import verify
+
+        no_rule = f"the rules selector has no rule for {instruction.id}"
+        code = problem.canonical_solution
+        if not code or instruction.verifier.target != "code":
+            return Judgement(False, "no-rule", f"{no_rule} and no reference code to verify")
+        verdict = verify(
+            code,
+            instruction.id,
+            instruction.defaults(),
+            entry_point=problem.entry_point,
+            registry=InstructionRegistry([instruction]),
+        )
+        if verdict.passed is None:
+            return Judgement(False, "no-rule", f"{no_rule}; its verifier failed: {verdict.error}")
+        if verdict.passed:
+            return Judgement(
+                False, "ref:verifier-ok", "the reference follows it: no evidence it would change the code"
+            )
+        first = verdict.violations[0]
+        return Judgement(
+            True,
+            "ref:verifier",
+            f"the reference breaks it ({len(verdict.violations)} violation(s); line {first.line}: "
+            f"{first.rule} {first.message})",
+        )
 
     def judge_task(self, problem: Problem, order: Sequence[Instruction], k: int) -> TaskJudgements:
         """Judge every instruction of ``order`` (cheap: the features are computed once)."""
