@@ -47,8 +47,8 @@ def reference_args(inst: Instruction, params: dict[str, object]) -> list[str]:
     library_2 selects PD002,PD011 only: PD901 was removed from Ruff (selecting it is an
     error since Ruff 0.12); its part is checked by the built-in ``pandas_df_name``.
     """
-    values = {n: s.default for n, s in inst.params.items()}
-    values.update(params)  # type: ignore[arg-type]
+    values: dict[str, object] = {n: s.default for n, s in inst.params.items()}
+    values.update(params)
     args = ["--select", ",".join(inst.verifier.rules)]
     if inst.verifier.preview:
         args.append("--preview")

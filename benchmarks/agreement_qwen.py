@@ -51,7 +51,7 @@ def _first_line(res: ExecResult) -> str:
 def _official_cause(entry: dict[str, Any]) -> str:
     details = entry.get("details") or {}
     if not details:
-        return entry["status"]
+        return str(entry["status"])
     name, trace = sorted(details.items())[0]
     last = [x for x in str(trace).strip().splitlines() if x.strip()]
     return f"{name}: {last[-1][:140] if last else ''}"

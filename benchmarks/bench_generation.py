@@ -137,11 +137,11 @@ def main() -> int:
         print(f"   cache file: {len(gen2.cache or []):,} rows, {size / 1e6:.1f} MB; integrity {GenerationCache(path).integrity_check()}")
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = str(Path(tmp) / "cache.sqlite")
+        path = Path(tmp) / "cache.sqlite"
         GenerationCache(path).close()
         t = time.perf_counter()
         with multiprocessing.get_context("fork").Pool(4) as pool:
-            res = pool.map(_worker, [(path, args.tasks)] * 4)
+            res = pool.map(_worker, [(str(path), args.tasks)] * 4)
         wall = time.perf_counter() - t
         cache = GenerationCache(path)
         errors = sum(r[0] for r in res)

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TypedDict, cast
 
 from canonical_stdlib import plain_run
 
@@ -90,14 +91,22 @@ print(json.dumps({"s": time.perf_counter() - t, "runs": [[r.status, r.duration_s
 """
 
 
-def baseline_block(folder: Path, block: list[Problem], limit: float, workers: int) -> dict[str, object]:
+class BaselineBlock(TypedDict):
+    """What the baseline subprocess prints (JSON): its wall time in seconds and, per task,
+    ``[status, duration_s]``."""
+
+    s: float
+    runs: list[tuple[str, float]]
+
+
+def baseline_block(folder: Path, block: list[Problem], limit: float, workers: int) -> BaselineBlock:
     """Run ``block`` with the runner of the checkout in ``folder`` (its own process)."""
     done = subprocess.run(
         [sys.executable, "-c", _BASELINE, str(folder), str(DATA),
          json.dumps([p.task_id for p in block]), str(limit), str(workers)],
         capture_output=True, text=True, check=True, cwd=folder,
     )
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return cast(BaselineBlock, json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def main() -> int:
@@ -128,7 +137,7 @@ def main() -> int:
         naive_ok = runner_ok = 0
         statuses: dict[str, int] = {}
         base_s = 0.0
-        base_runs: list[list[object]] = []
+        base_runs: list[tuple[str, float]] = []
         new_durations: list[float] = []
         for b in range(0, len(chosen), args.block):
             block = chosen[b : b + args.block]
@@ -150,9 +159,9 @@ def main() -> int:
             extra = ""
             if args.baseline is not None:
                 old = baseline_block(args.baseline, block, args.time_limit, workers)
-                base_s += float(old["s"])  # type: ignore[arg-type]
-                base_runs += old["runs"]  # type: ignore[operator]
-                extra = f", baseline runner {float(old['s']):.1f} s"  # type: ignore[arg-type]
+                base_s += float(old["s"])
+                base_runs += old["runs"]
+                extra = f", baseline runner {float(old['s']):.1f} s"
             print(
                 f"  block {b // args.block + 1}: naive {t1 - t0:.1f} s, runner {t2 - t1:.1f} s"
                 + extra,
@@ -179,7 +188,7 @@ def main() -> int:
     )
     print(f"ratio runner / naive : {naive_s / runner_s:.2f}x (target >= 1.8x)")
     if base_runs:
-        old_med = statistics.median(float(d) for _, d in base_runs)  # type: ignore[arg-type]
+        old_med = statistics.median(float(d) for _, d in base_runs)
         new_med = statistics.median(new_durations)
         old_ok = sum(st == "passed" for st, _ in base_runs)
         print(

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from pytest_vibecheck.suites.loaders import load_bigcodebench, load_livecodebench
+from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.selectors.rules import RulesSelector, evidence
 from pytest_vibecheck.verify.instructions import all_instructions
 
@@ -82,7 +83,7 @@ def _has_comment_or_docstring(code: str) -> bool:
         return False
     if any(t.type == tokenize.COMMENT for t in toks):
         return True
-    nodes = [
+    nodes: list[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = [
         tree,
         *(
             n
@@ -90,10 +91,10 @@ def _has_comment_or_docstring(code: str) -> bool:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         ),
     ]
-    return any(ast.get_docstring(n) is not None for n in nodes)  # type: ignore[arg-type]
+    return any(ast.get_docstring(n) is not None for n in nodes)
 
 
-def violations(problems: list, samples: dict[str, str]) -> dict[str, set[str]]:
+def violations(problems: list[Problem], samples: dict[str, str]) -> dict[str, set[str]]:
     """instruction id -> task ids whose model program breaks it (Ruff, default parameters)."""
     out: dict[str, set[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -23,6 +23,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -53,7 +54,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def build(name: str, source: Path, out_root: Path) -> dict[str, object]:
+def build(name: str, source: Path, out_root: Path) -> dict[str, Any]:
     infix, suites, description = SPLITS[name]
     samples = source / f"{PREFIX}{infix}--sanitized_calibrated.jsonl.gz"
     results = source / f"{PREFIX}{infix}--sanitized_calibrated_eval_results.json.gz"
@@ -80,7 +81,7 @@ def build(name: str, source: Path, out_root: Path) -> dict[str, object]:
     (folder / "upstream_status.json").write_text(json.dumps(status, indent=0) + "\n", encoding="utf-8")
     shutil.copyfile(source / LICENCE_FILE, folder / "LICENSE")
     counts = {s: sum(1 for v in status.values() if v == s) for s in ("pass", "fail", "timeout")}
-    manifest = {
+    manifest: dict[str, Any] = {
         "name": name,
         "model": "Qwen2.5-Coder-7B-Instruct",
         "description": f"Real replies of Qwen2.5-Coder-7B-Instruct to {description}.",

@@ -95,8 +95,8 @@ def main() -> int:
                 rewards = super().__call__(prompts, completions, completion_ids, **kwargs)
                 self.calls.append({
                     "kwargs": sorted(kwargs),
-                    "conversational": isinstance(completions[0], list),  # type: ignore[index]
-                    "completion_0": str(completions[0])[:120],  # type: ignore[index]
+                    "conversational": isinstance(completions[0], list),
+                    "completion_0": str(completions[0])[:120],
                     "rewards": rewards,
                 })
                 return rewards

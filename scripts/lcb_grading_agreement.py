@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.monotonic()
             results = run_many(((subs[t][0], problems[t]) for t in ids), settings, workers=args.workers)
             wall = time.monotonic() - t0
-            rows = []
+            rows: list[dict[str, Any]] = []
             table: Counter[str] = Counter()
             for tid, res in zip(ids, results, strict=True):
                 kind = problems[tid].test.kind
@@ -122,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
             for kind in ("stdin", "functional"):
                 n = sum(v for k, v in table.items() if k.startswith(kind + ":"))
                 passed = table[f"{kind}:pass/pass"] + table[f"{kind}:pass/fail"]
-                official = table[f"{kind}:pass/pass"] + table[f"{kind}:fail/pass"]
+                official_passed = table[f"{kind}:pass/pass"] + table[f"{kind}:fail/pass"]
                 agree = table[f"{kind}:pass/pass"] + table[f"{kind}:fail/fail"]
-                print(f"  {kind:10s} {n} tasks: pass {passed} (official {official}); "
+                print(f"  {kind:10s} {n} tasks: pass {passed} (official {official_passed}); "
                       f"agree {agree}; pass here/fail official {table[f'{kind}:pass/fail']}; "
                       f"fail here/pass official {table[f'{kind}:fail/pass']}")
             if table["error"]:

@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -125,7 +126,7 @@ def main() -> int:
         print(f"{gguf}: sha256 differs from {SHA256}; refusing to publish", file=sys.stderr)
         return 1
     suites = report["suites"]
-    provenance = {
+    provenance: dict[str, Any] = {  # the JSON document export-replay reads
         "description": (
             "Real replies of Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF, llama-cpp-python on 2 CPU "
             f"cores) to the first {sum(s['problems'] for s in suites)} tasks of "

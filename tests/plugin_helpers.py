@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from pytest_vibecheck.report.records import ReportItem
 from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestSpec
 from pytest_vibecheck.suites.store import write_suite
 
@@ -81,6 +82,12 @@ def write_tiny_suite(folder: Path, name: str = SUITE) -> Path:
         compress=False,
     )
     return folder
+
+
+def report_items(report: Mapping[str, Any]) -> list[ReportItem]:
+    """The ``items`` of a JSON report read back (``load_report`` checks them against
+    ``schema.json``), typed as the records the plugin wrote."""
+    return cast("list[ReportItem]", report["items"])
 
 
 def fenced(code: str) -> str:

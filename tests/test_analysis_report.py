@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from analysis_helpers import demo_items, item, write_demo_report
@@ -15,6 +16,7 @@ from pytest_vibecheck.report.analysis.breakdowns import AnalysisSettings, build_
 from pytest_vibecheck.report.analysis.load import load_reports, report_results, scores_from_reports
 from pytest_vibecheck.report.analysis.report import build_report, render_html, write_report
 from pytest_vibecheck.report.analysis.stats import wilson_interval
+from pytest_vibecheck.report.analysis.tables import Table
 from pytest_vibecheck.report.viewer.site import page_blob
 
 FAST = AnalysisSettings(n_resamples=200, seed=0)
@@ -25,7 +27,7 @@ def demo(tmp_path: Path) -> Path:
     return write_demo_report(tmp_path / "demo.json")
 
 
-def _rows(tables: list, name: str) -> list[dict]:  # type: ignore[type-arg]
+def _rows(tables: list[Table], name: str) -> list[dict[str, Any]]:
     t = next(t for t in tables if t.name == name)
     return [dict(zip(t.csv_header(), r, strict=True)) for r in t.csv_rows()]
 
@@ -150,7 +152,7 @@ def test_figures_with_matplotlib(demo: Path) -> None:
     assert render_html(rep).count("data:image/png;base64,") == 3
 
 
-def _elo_items() -> list[dict]:  # type: ignore[type-arg]
+def _elo_items() -> list[dict[str, Any]]:
     out = []
     # m1: func 2/4, IF 3/4; m2: 3/4, 2/4; m3: 1/4, 1/4; m4 only baseline
     spec = {"m1": (2, 3), "m2": (3, 2), "m3": (1, 1), "m4": (4, None)}

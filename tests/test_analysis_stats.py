@@ -23,11 +23,15 @@ from pytest_vibecheck.report.analysis.stats import (
 def test_wilson_hand_computed() -> None:
     # 0 of 10 at 95%: low 0, high z^2 / (n + z^2) with z = 1.959964
     z2 = 1.959963984540054**2
-    lo, hi = wilson_interval(0, 10)  # type: ignore[misc]
+    interval = wilson_interval(0, 10)
+    assert interval is not None
+    lo, hi = interval
     assert lo == 0.0
     assert hi == pytest.approx(z2 / (10 + z2), abs=1e-12)  # 0.27753...
     # 5 of 10: symmetric around 0.5, half-width z*sqrt(0.025 + z^2/400) / (1 + z^2/10)
-    lo, hi = wilson_interval(5, 10)  # type: ignore[misc]
+    interval = wilson_interval(5, 10)
+    assert interval is not None
+    lo, hi = interval
     half = 1.959963984540054 * math.sqrt(0.025 + z2 / 400) / (1 + z2 / 10)
     assert (lo, hi) == pytest.approx((0.5 - half, 0.5 + half), abs=1e-12)
     assert (lo, hi) == pytest.approx((0.2365931, 0.7634069), abs=1e-7)

@@ -12,6 +12,7 @@ by the CI plugin from known aggregates:
 from __future__ import annotations
 
 import json
+from typing import Protocol
 
 import pytest
 from ci_helpers import report_item
@@ -46,8 +47,14 @@ def test_item(item, record_property):
 '''
 
 
+class RunPytest(Protocol):
+    """The ``run`` fixture: ``run(*args)`` runs pytest on the items in the pytester folder."""
+
+    def __call__(self, *args: str) -> pytest.RunResult: ...
+
+
 @pytest.fixture
-def run(pytester: pytest.Pytester):  # type: ignore[no-untyped-def]
+def run(pytester: pytest.Pytester) -> RunPytest:
     pytester.path.joinpath("items.json").write_text(json.dumps(_items()), encoding="utf-8")
     pytester.makepyfile(test_items=TEST_FILE)
 
@@ -83,7 +90,7 @@ def test_aggregates_of_the_fixture() -> None:
         ("other-model:pass@1=0.1", 1),  # a model that is not in the run never passes
     ],
 )
-def test_fail_under_exit_status(run, spec: str, status: int) -> None:  # type: ignore[no-untyped-def]
+def test_fail_under_exit_status(run: RunPytest, spec: str, status: int) -> None:
     result = run("--vibe-fail-under", spec, "--vibe-no-fail-items")
     result.assert_outcomes(passed=6, failed=4)
     assert result.ret == status
@@ -93,12 +100,12 @@ def test_fail_under_exit_status(run, spec: str, status: int) -> None:  # type: i
     ("limit", "status"),
     [("0.25", 0), ("0.2499", 1), ("0.2501", 0), ("25%", 0), ("24.9%", 1)],
 )
-def test_max_fr_exit_status(run, limit: str, status: int) -> None:  # type: ignore[no-untyped-def]
+def test_max_fr_exit_status(run: RunPytest, limit: str, status: int) -> None:
     result = run("--vibe-max-fr", limit, "--vibe-no-fail-items")
     assert result.ret == status
 
 
-def test_summary_says_which_threshold_failed_and_by_how_much(run) -> None:  # type: ignore[no-untyped-def]
+def test_summary_says_which_threshold_failed_and_by_how_much(run: RunPytest) -> None:
     result = run("--vibe-fail-under", "pass@1=0.61,task_if=0.5", "--vibe-max-fr", "0.2",
                  "--vibe-no-fail-items")
     assert result.ret == 1
@@ -113,21 +120,21 @@ def test_summary_says_which_threshold_failed_and_by_how_much(run) -> None:  # ty
     ])
 
 
-def test_item_failures_fail_the_run_without_no_fail_items(run) -> None:  # type: ignore[no-untyped-def]
+def test_item_failures_fail_the_run_without_no_fail_items(run: RunPytest) -> None:
     result = run("--vibe-fail-under", "pass@1=0.5")
     result.assert_outcomes(passed=6, failed=4)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["vibecheck: thresholds: all 2 check(s) met"])
 
 
-def test_no_fail_items_keeps_ordinary_failures(run, pytester: pytest.Pytester) -> None:  # type: ignore[no-untyped-def]
+def test_no_fail_items_keeps_ordinary_failures(run: RunPytest, pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_plain="def test_plain():\n    assert False\n")
     result = run("--vibe-no-fail-items")
     result.assert_outcomes(passed=6, failed=5)
     assert result.ret == 1
 
 
-def test_no_fail_items_alone(run) -> None:  # type: ignore[no-untyped-def]
+def test_no_fail_items_alone(run: RunPytest) -> None:
     result = run("--vibe-no-fail-items")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["vibecheck: 4 failed vibecheck item(s) ignored (--vibe-no-fail-items)"])
@@ -144,7 +151,7 @@ def test_no_fail_items_alone(run) -> None:  # type: ignore[no-untyped-def]
         (("--vibe-shard", "0/3"), "*--vibe-shard: '0/3' needs 1 <= I <= N (shards are numbered from 1)"),
     ],
 )
-def test_bad_values_are_usage_errors(run, args: tuple[str, ...], message: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_values_are_usage_errors(run: RunPytest, args: tuple[str, ...], message: str) -> None:
     result = run(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: vibecheck: {message}"])

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from integrity_cases import CASES, problem_for
 from junitparser import JUnitXml
-from plugin_helpers import fenced, write_script, write_tiny_suite
+from plugin_helpers import fenced, report_items, write_script, write_tiny_suite
 
 from pytest_vibecheck.cli.main import main
 from pytest_vibecheck.execute import sandbox
@@ -89,7 +89,7 @@ def test_plugin_counts_tampering_as_failure_per_model(pytester: pytest.Pytester,
     report = load_report(pytester.path / "r.json")
     (g,) = report["aggregates"]
     assert (g["pass_at_1"], g["tampered"], g["evaluated"], g["errors"]) == (0.0, 3, 3, 0)
-    assert {i["turns"][0]["tests"]["status"] for i in report["items"]} == {"tampered"}
+    assert {i["turns"][0]["tests"]["status"] for i in report_items(report)} == {"tampered"}
     xml = JUnitXml.fromfile(str(pytester.path / "j.xml"))
     # junitparser 5 leaves TestSuite.properties() unannotated
     props = {p.name: p.value for suite in xml for p in suite.properties()}  # type: ignore[no-untyped-call]

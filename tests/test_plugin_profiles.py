@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_helpers import fenced, write_script, write_tiny_suite
+from plugin_helpers import fenced, report_items, write_script, write_tiny_suite
 
 from pytest_vibecheck.generate import protocols
+from pytest_vibecheck.report.records import ReportItem
 from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestCase, TestSpec
 from pytest_vibecheck.suites.store import write_suite
 
@@ -76,8 +77,8 @@ def _run(pt: pytest.Pytester, mp: pytest.MonkeyPatch, *args: str) -> tuple[list[
     return requests, json.loads((pt.path / "r.json").read_text())
 
 
-def _by(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(i["task_id"], i["protocol"]): i for i in report["items"]}
+def _by(report: dict[str, Any]) -> dict[tuple[str, str], ReportItem]:
+    return {(i["task_id"], i["protocol"]): i for i in report_items(report)}
 
 
 def test_paper_profile_prompts_temperature_and_grading(live: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +98,7 @@ def test_paper_profile_prompts_temperature_and_grading(live: pytest.Pytester, mo
         "and nothing else."
     )
     items = _by(report)
-    assert {(i["profile"], i["temperature"]) for i in report["items"]} == {("paper", 0.2)}
+    assert {(i["profile"], i["temperature"]) for i in report_items(report)} == {("paper", 0.2)}
     assert report["run"]["settings"]["profile"] == "paper"
     assert len(items) == 6  # baseline, single, multi for both problems
     assert items[("f/1", "baseline")]["turns"][0]["tests"]["status"] == "passed"  # solve()
@@ -117,7 +118,7 @@ def test_lcb_profile_prompts_temperature_and_grading(live: pytest.Pytester, monk
     ]
     assert {r["temperature"] for r in requests} == {0.7}  # the setting beats the profile
     items = _by(report)
-    assert {i["profile"] for i in report["items"]} == {"lcb"}
+    assert {i["profile"] for i in report_items(report)} == {"lcb"}
     assert items[("f/1", "baseline")]["turns"][0]["tests"]["status"] == "passed"  # Solution().double
     assert items[("s/1", "baseline")]["turns"][0]["tests"]["status"] == "passed"  # Decimal 1.50 == 1.5
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import xmlschema
-from plugin_helpers import ADD, fenced, write_script, write_tiny_suite
+from plugin_helpers import ADD, fenced, report_items, write_script, write_tiny_suite
 
 from pytest_vibecheck.generate.protocols import SYSTEM_PROMPT
 from pytest_vibecheck.report.json_report import load_report
@@ -87,7 +87,7 @@ def test_reference_model_outcomes_failure_text_and_reports(tiny: pytest.Pytester
     }
     assert report["run"]["ruff_version"]
     assert report["suites"][0]["name"] == "tiny"
-    (item,) = [i for i in report["items"] if i["nodeid"] == "tiny::t/sign[reference-single-k1]"]
+    (item,) = [i for i in report_items(report) if i["nodeid"] == "tiny::t/sign[reference-single-k1]"]
     assert item["outcome"] == "passed"
     assert item["passed"] is True
     assert item["turns"][0]["tests"]["status"] == "passed"
@@ -134,9 +134,9 @@ def test_error_outcomes_are_errors_and_no_code_is_a_failure(tiny: pytest.Pyteste
     assert (g["items"], g["evaluated"], g["errors"], g["no_code"]) == (3, 1, 2, 1)
     assert g["error_kinds"] == {"api_error": 1, "rate_limit": 1}
     assert g["pass_at_1"] == 0.0
-    errors = {i["task_id"]: i["error"]["kind"] for i in report["items"] if i["error"]}
+    errors = {i["task_id"]: i["error"]["kind"] for i in report_items(report) if i["error"]}
     assert errors == {"t/add": "rate_limit", "t/sign": "api_error"}
-    (sq,) = [i for i in report["items"] if i["task_id"] == "t/squares"]
+    (sq,) = [i for i in report_items(report) if i["task_id"] == "t/squares"]
     assert sq["no_code"] is True
     assert {v["violations"][0]["rule"] for v in sq["turns"][0]["verdicts"]} == {"NO-CODE"}
 
@@ -227,7 +227,7 @@ def test_cache_modes(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> 
     result.assert_outcomes(errors=6)
     assert len(_log(log)) == 21
     result.stdout.fnmatch_lines(["vibecheck infrastructure error (cache_miss): cache mode 'only': no cached reply for task 't/add' (baseline)*"])
-    kinds = {i["error"]["kind"] for i in load_report(tiny.path / "miss.json")["items"]}
+    kinds = {i["error"]["kind"] if i["error"] else None for i in report_items(load_report(tiny.path / "miss.json"))}
     assert kinds == {"cache_miss"}
 
 
@@ -289,7 +289,7 @@ def test_budget_stops_new_requests_and_the_rest_is_not_run(tiny: pytest.Pytester
         "vibecheck: spent 2,000 input + 1,000 output tokens on 2 model requests; budget 3k",
         f"vibecheck: stopped the run: {reason}; 4 items not run",
     ])
-    skipped = [i for i in load_report(tiny.path / "r.json")["items"] if i["outcome"] == "skipped"]
+    skipped = [i for i in report_items(load_report(tiny.path / "r.json")) if i["outcome"] == "skipped"]
     assert {i["skip_reason"] for i in skipped} == {f"vibecheck: not run: {reason}"}
 
 

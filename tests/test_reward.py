@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -50,6 +51,7 @@ class CountingExecutor:
 
     def __call__(self, pairs: Sequence[tuple[str, Problem]]) -> list[ExecResult]:
         self.calls.append(list(pairs))
+        # any status, unknown ones too (test_unknown_status_is_infra_...): not always a TestStatus
         return [ExecResult(status=self.status, message=f"stand-in {self.status}") for _ in pairs]  # type: ignore[arg-type]
 
 
@@ -83,12 +85,12 @@ def test_composite_in_the_real_sandbox() -> None:
         ({"k": 1}, [1.0, 0.6, 0.4]),  # only doc_1 judged
     ],
 )
-def test_weights_and_composite_are_configurable(options: dict[str, object], expected: list[float]) -> None:
+def test_weights_and_composite_are_configurable(options: dict[str, Any], expected: list[float]) -> None:
     def run(pairs: Sequence[tuple[str, Problem]]) -> list[ExecResult]:
         # passed unless the code subtracts: the same outcomes as the sandbox, without it
         return [ExecResult(status="failed" if "a - b" in code else "passed") for code, _p in pairs]
 
-    res = score_batch([ALL_MET, HALF_MET, WRONG], [ADD] * 3, RewardConfig(**options), executor=run)  # type: ignore[arg-type]
+    res = score_batch([ALL_MET, HALF_MET, WRONG], [ADD] * 3, RewardConfig(**options), executor=run)
     assert [r.reward for r in res] == pytest.approx(expected)
 
 

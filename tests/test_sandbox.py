@@ -7,6 +7,7 @@ import socket
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from exec_helpers import humaneval_problem
@@ -29,8 +30,9 @@ LAUNCHERS = [
 ]
 
 
-def run_py(code: str, **kw: object) -> sandbox.SandboxResult:
-    return run_in_sandbox(argv=[PY, "-c", code], settings=SandboxSettings(**kw))  # type: ignore[arg-type]
+def run_py(code: str, **kw: Any) -> sandbox.SandboxResult:
+    """Run ``code`` in the sandbox; ``kw`` are :class:`SandboxSettings` fields."""
+    return run_in_sandbox(argv=[PY, "-c", code], settings=SandboxSettings(**kw))
 
 
 def processes_of(uid: int) -> list[int]:
