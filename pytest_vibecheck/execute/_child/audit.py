@@ -37,22 +37,8 @@ TAMPER_MARK = b"\0vibecheck-tamper: "
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
-#: The files of the sandbox child (this folder); a test checks that every one is listed.
-CHILD_FILES = (
-    "harness.py",
-    "guard.py",
-    "compare.py",
-    "boot.py",
-    "zygote.py",
-    "audit.py",
-    "values.py",
-    "steps.py",
-    "snapshot.py",
-    "candidate.py",
-    "run_unittest.py",
-    "run_functional.py",
-    "run_stdin.py",
-)
+#: The files of the sandbox child (this folder; ``harness.CHILD_FILES``).
+CHILD_FILES: tuple[str, ...] = globals()["_VIBECHECK_CHILD_FILES"]
 
 # Pristine references, taken when this file is loaded (before any candidate code runs).
 _write, _pipe, _set_blocking, _getcwd = os.write, os.pipe, os.set_blocking, os.getcwd

@@ -107,6 +107,10 @@ PARTS = (
     "run_stdin.py",
 )
 
+#: Every file of the sandbox child (this folder); the audit hook protects their frames and
+#: functions, and a test checks that the list is complete.
+CHILD_FILES = ("harness.py", "boot.py", "zygote.py", *PARTS)
+
 _VIBECHECK_PARTS: dict[str, types.ModuleType] = {}
 
 
@@ -116,6 +120,7 @@ def _load_sibling(name: str) -> types.ModuleType:
     module = types.ModuleType("_vibecheck_" + name[:-3])
     module.__file__ = path
     module.__dict__["_VIBECHECK_PARTS"] = _VIBECHECK_PARTS
+    module.__dict__["_VIBECHECK_CHILD_FILES"] = CHILD_FILES
     source = globals().get("_VIBECHECK_SOURCES", {}).get(name)
     if source is None:
         with open(path, encoding="utf-8") as fh:

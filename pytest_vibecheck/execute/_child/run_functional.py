@@ -16,18 +16,8 @@ import time
 from typing import Any
 
 _parts: dict[str, Any] = globals()["_VIBECHECK_PARTS"]  # loaded before this file (harness.py)
-guard, audit, steps = _parts["guard"], _parts["audit"], _parts["steps"]
-snapshot, candidate = _parts["snapshot"], _parts["candidate"]
-_install_guard, _step, _started = audit.install_guard, steps.step, steps.started
-_compile, _compile_error, _new_module = (
-    candidate.compile_code, candidate.compile_error, candidate.new_module
-)
-compare, values = _parts["compare"], _parts["values"]
-_grading, _prelude = candidate.grading, candidate.prelude
-_snapshot, _verify = snapshot.take, snapshot.verify
-_encode_value, _decode_value, _mark_tuples = (
-    values.encode_value, values.decode_value, values.mark_tuples
-)
+guard, compare, values = _parts["guard"], _parts["compare"], _parts["values"]
+audit, steps, snapshot, candidate = (_parts[n] for n in ("audit", "steps", "snapshot", "candidate"))
 
 MAX_MESSAGE = 2000
 
@@ -55,14 +45,14 @@ def _call_case(state: dict[str, Any], args: list[Any], out: dict[str, Any]) -> N
     (the expected value never reaches this thread)."""
     got = state["method"](*args)
     guard.scan(got)
-    text = _encode_value(_mark_tuples(got))
+    text = values.encode_value(values.mark_tuples(got))
     out["json"] = text if len(text) <= (1 << 22) else None
     out["repr"] = repr(got)[:300]
 
 
 def run(payload: dict[str, Any], st: Any) -> dict[str, Any]:
     limit = st.limit = float(payload["time_limit_s"])
-    rule = _grading(payload)
+    rule = candidate.grading(payload)
     record: dict[str, Any] = {"kind": "functional", "cases": []}
     cases = []
     for n, (inp, expected_text) in enumerate(payload["cases"]):
@@ -74,17 +64,17 @@ def run(payload: dict[str, Any], st: Any) -> dict[str, Any]:
             return record
         cases.append((args, expected, expected_text))
     try:
-        code = _compile(_prelude(rule) + payload["code"], "candidate.py")
+        code = candidate.compile_code(candidate.prelude(rule) + payload["code"], "candidate.py")
     except SyntaxError as exc:
-        record["import"] = _compile_error(exc)
+        record["import"] = candidate.compile_error(exc)
         return record
-    module = _new_module("__candidate__", "candidate.py")
+    module = candidate.new_module("__candidate__", "candidate.py")
     ns = module.__dict__
-    _install_guard(st, bool(payload.get("allow_ctypes", True)), "__candidate__")
-    st.snapshot = _snapshot([])
+    audit.install_guard(st, bool(payload.get("allow_ctypes", True)), "__candidate__")
+    st.snapshot = snapshot.take([])
     st.in_sys = {name for name, mod, _, _ in st.snapshot if _modules.get(name) is mod}
-    _started(st)
-    outcome, message, missing = _step(st, [_partial(_exec_code, code, ns)], _monotonic() + limit)
+    steps.started(st)
+    outcome, message, missing = steps.step(st, [_partial(_exec_code, code, ns)], _monotonic() + limit)
     if outcome != "pass":
         if outcome == "fail":
             message = "candidate failed to import:\n" + message
@@ -92,17 +82,17 @@ def run(payload: dict[str, Any], st: Any) -> dict[str, Any]:
         return record
     state: dict[str, Any] = {}
     use_class, entry = compare.entry_point(rule, payload["code"], str(payload.get("entry_point") or ""))
-    outcome, message, missing = _step(
+    outcome, message, missing = steps.step(
         st, [_partial(_make_target, ns, use_class, entry, rule, state)], _monotonic() + limit
     )
     if outcome != "pass":
         record["import"] = [outcome, message, missing]
         return record
     record["import"] = ["pass", "", ""]
-    _verify(st, "while the candidate was imported")
+    snapshot.verify(st, "while the candidate was imported")
     for n, (args, expected, expected_text) in enumerate(cases):
         out: dict[str, Any] = {}
-        outcome, message, missing = _step(
+        outcome, message, missing = steps.step(
             st, [_partial(_call_case, state, args, out)], _monotonic() + limit
         )
         if outcome == "pass":
@@ -111,7 +101,7 @@ def run(payload: dict[str, Any], st: Any) -> dict[str, Any]:
             ok = type(text) is str
             if ok:
                 try:
-                    got = _decode_value(str(text))
+                    got = values.decode_value(str(text))
                 except (ValueError, RecursionError):
                     ok = False
             why = compare.value_mismatch(rule, got, expected) if ok else "its value is not JSON"
@@ -129,7 +119,7 @@ def run(payload: dict[str, Any], st: Any) -> dict[str, Any]:
         record["cases"].append([outcome, message, missing])
         if outcome == "timeout":
             break  # still running: nothing to compare yet (see the unittest loop)
-        _verify(st, f"during case {n}")
+        snapshot.verify(st, f"during case {n}")
         if outcome != "pass":
             break
     return record

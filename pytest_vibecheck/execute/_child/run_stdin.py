@@ -22,11 +22,8 @@ import types
 from typing import Any
 
 _parts: dict[str, Any] = globals()["_VIBECHECK_PARTS"]  # loaded before this file (harness.py)
-guard, audit, steps, candidate = _parts["guard"], _parts["audit"], _parts["steps"], _parts["candidate"]
-compare = _parts["compare"]
-_install_guard, _started = audit.install_guard, steps.started
-_compile, _compile_error = candidate.compile_code, candidate.compile_error
-_grading, _prelude = candidate.grading, candidate.prelude
+guard, compare, audit = _parts["guard"], _parts["compare"], _parts["audit"]
+steps, candidate = _parts["steps"], _parts["candidate"]
 TAMPER_MARK, _CHILD_HIDDEN = audit.TAMPER_MARK, audit.CHILD_HIDDEN
 
 
@@ -135,17 +132,17 @@ def _wait_child(pid: int, limit: float) -> int | None:
 
 def run(payload: dict[str, Any], st: Any) -> dict[str, Any]:
     record: dict[str, Any] = {"kind": "stdin", "cases": []}
-    rule = _grading(payload)
+    rule = candidate.grading(payload)
     try:
-        code = _compile(_prelude(rule) + payload["code"], "candidate.py")
+        code = candidate.compile_code(candidate.prelude(rule) + payload["code"], "candidate.py")
     except SyntaxError as exc:
-        record["import"] = _compile_error(exc)
+        record["import"] = candidate.compile_error(exc)
         return record
     record["import"] = ["pass", "", ""]
     limit = float(payload["time_limit_s"])
     # inherited by every forked case (this process never runs the code)
-    _install_guard(st, bool(payload.get("allow_ctypes", True)))
-    _started(st)
+    audit.install_guard(st, bool(payload.get("allow_ctypes", True)))
+    steps.started(st)
     for n, (inp, expected) in enumerate(payload["cases"]):
         name = f"case {n}"
         max_out = max(1 << 20, 4 * len(expected))

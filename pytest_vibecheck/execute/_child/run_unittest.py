@@ -23,12 +23,6 @@ from typing import Any
 _parts: dict[str, Any] = globals()["_VIBECHECK_PARTS"]  # loaded before this file (harness.py)
 guard, audit, steps = _parts["guard"], _parts["audit"], _parts["steps"]
 snapshot, candidate = _parts["snapshot"], _parts["candidate"]
-_install_guard, _step, _started = audit.install_guard, steps.step, steps.started
-_compile, _compile_error, _new_module = (
-    candidate.compile_code, candidate.compile_error, candidate.new_module
-)
-_preimport, _freeze = candidate.preimport, audit.freeze
-_snapshot, _verify = snapshot.take, snapshot.verify
 
 # Pristine references, taken when this file is loaded (before any candidate code runs).
 _monotonic = time.monotonic
@@ -51,7 +45,7 @@ def _class_tests(st: Any, cls: Any, names: list[str], codes: set[types.CodeType]
         if klass is not object:
             st.protect(klass)
             if klass.__module__ == "__test__":
-                _freeze(klass)
+                audit.freeze(klass)
     for name in names:
         found = [vars(k)[name] for k in mro if type(k) is type and name in vars(k)]
         if not found:
@@ -75,45 +69,45 @@ def run(payload: dict[str, Any], st: Any) -> dict[str, Any]:
     st.limit = float(payload["time_limit_s"])
     deadline = _monotonic() + st.limit
     try:
-        code = _compile(payload["code"], "candidate.py")
+        code = candidate.compile_code(payload["code"], "candidate.py")
     except SyntaxError as exc:
-        record["import"] = _compile_error(exc)
+        record["import"] = candidate.compile_error(exc)
         return record
-    test_code = _compile(payload["test_code"], "tests.py")
-    _preimport(list(payload.get("preimport") or ()))
+    test_code = candidate.compile_code(payload["test_code"], "tests.py")
+    candidate.preimport(list(payload.get("preimport") or ()))
     if bcb:
-        module = _new_module("__test__", "__test__.py")
+        module = candidate.new_module("__test__", "__test__.py")
         module.__dict__.update({"sys": sys, "os": os, "environ": os.environ})
         builtins.exit = None  # type: ignore[assignment]
         builtins.quit = None  # type: ignore[assignment]
     else:
-        module = _new_module("__candidate__", "candidate.py")
+        module = candidate.new_module("__candidate__", "candidate.py")
     ns = module.__dict__
-    _install_guard(st, bool(payload.get("allow_ctypes", True)), module.__name__)
-    st.snapshot = _snapshot(list(payload.get("preimport") or ()))
+    audit.install_guard(st, bool(payload.get("allow_ctypes", True)), module.__name__)
+    st.snapshot = snapshot.take(list(payload.get("preimport") or ()))
     st.in_sys = {name for name, mod, _, _ in st.snapshot if _modules.get(name) is mod}
-    _started(st)
-    outcome, message, missing = _step(st, [_partial(_exec_code, code, ns)], deadline)
+    steps.started(st)
+    outcome, message, missing = steps.step(st, [_partial(_exec_code, code, ns)], deadline)
     if outcome != "pass":
         if outcome == "fail":
             message = "candidate failed to import:\n" + message
         record["import"] = [outcome, message, missing]
         return record
     record["import"] = ["pass", "", ""]
-    _verify(st, "while the candidate was imported")
+    snapshot.verify(st, "while the candidate was imported")
     entry = str(payload.get("entry_point") or "")
     if not bcb and not callable(_dict_get(ns, entry)):
         record["import"] = ["fail", f"the candidate does not define {entry!r}", ""]
         return record
-    outcome, message, missing = _step(st, [_partial(_exec_code, test_code, ns)], deadline)
+    outcome, message, missing = steps.step(st, [_partial(_exec_code, test_code, ns)], deadline)
     if outcome != "pass":
         # the test code runs after the candidate in one module (as upstream): a candidate
         # that shadows a name the tests need breaks them, which is the candidate's failure
         record["load"] = [outcome, "test code failed to load:\n" + message, missing]
         return record
-    st.snapshot = _snapshot(list(payload.get("preimport") or ()))
+    st.snapshot = snapshot.take(list(payload.get("preimport") or ()))
     if entry:
-        _step(st, [_partial(_wrap_entry, ns, entry)], deadline)
+        steps.step(st, [_partial(_wrap_entry, ns, entry)], deadline)
     if bcb:
         cls = _dict_get(ns, str(payload.get("test_class") or "TestCases"))
         problem = _class_tests(st, cls, names, _code_objects(test_code))
@@ -128,15 +122,15 @@ def run(payload: dict[str, Any], st: Any) -> dict[str, Any]:
             st.flag("the test function check was replaced")
             return record
         work = [("check", [_partial(check, _dict_get(ns, entry))])]
-    for n, (name, steps) in enumerate(work):
-        outcome, message, missing = _step(st, steps, deadline)
+    for n, (name, work_steps) in enumerate(work):
+        outcome, message, missing = steps.step(st, work_steps, deadline)
         record["tests"][n] = [name, outcome, message, missing]
         if outcome == "timeout":
             # the test is still running on its thread (inside a `with mock.patch(...)`, say):
             # what it changed is not restored yet, so there is nothing to compare; a timeout
             # is a model failure either way
             break
-        _verify(st, f"during {name}")
+        snapshot.verify(st, f"during {name}")
     return record
 
 
