@@ -557,6 +557,8 @@ def test_api_errors_are_the_backends_errors(tmp_path: Path, task: Problem, api: 
     )
     assert isinstance(err.value.__cause__, RateLimitError)  # the SDK's retries, then the class
     assert len(api.requests) == 2
+    # the generation layer's adaptive limit saw the 429s: halved once from the default 8
+    assert sel._generator_for_calls().limit.history[-1][1] == 4
     api.default = Response(401, {"error": {"message": "Incorrect API key", "code": "invalid_api_key"}})
     with pytest.raises(SelectorError) as err:
         selector("anthropic:m", api, tmp_path / "c.sqlite").judge_task(task, [get_instruction("style_1")], 1)
