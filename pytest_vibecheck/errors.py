@@ -6,7 +6,6 @@ so the CLI and the plugin can print one clear line (never a traceback) for it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +49,8 @@ class UnknownIdError(VibecheckError, KeyError):
         self.kind = kind
         self.name = name
         self.available = sorted(available)
+        import difflib  # here: errors is imported by every pytest session, difflib is not
+
         self.suggestions = difflib.get_close_matches(name, self.available, n=3, cutoff=0.6)
         msg = f"unknown {kind} {name!r}"
         if self.suggestions:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_vibecheck.plugin.settings import VibeSettings, resolve_settings
+from pytest_vibecheck.suites.profiles import get_profile
 
 
 def _resolve(pytester: pytest.Pytester, *args: str, env: dict[str, str] | None = None) -> VibeSettings:
@@ -20,6 +21,8 @@ def test_defaults_and_inactive_without_a_model(pytester: pytest.Pytester) -> Non
     assert s.models == ()
     assert s.suites == ("bigvibebench-lite",)
     assert s.protocols == ("baseline", "single", "multi")
+    # the default profile narrows nothing (so resolving the defaults needs no profile import)
+    assert get_profile(s.profile).protocols == s.protocols
     assert s.ks == (5,)
     assert s.samples == 1
     assert s.cache_mode == "use"
