@@ -695,6 +695,12 @@ def resolve_settings(
     return _finish(config, values, sources)
 
 
+def _empty_value(cli: object) -> bool:
+    """True for a command-line value given empty (``--vibe-report=``, ``--vibe-model ""``)."""
+    values = cli if isinstance(cli, list) else [cli]
+    return any(isinstance(v, str) and not v.strip() for v in values)
+
+
 def resolve_options(
     config: pytest.Config, specs: Sequence[OptionSpec], environ: Mapping[str, str] | None = None
 ) -> tuple[dict[str, Any], dict[str, str]]:
@@ -713,6 +719,11 @@ def resolve_options(
         raw: object = None
         where = ""
         cli = config.getoption(spec.dest, default=None)
+        if not spec.switch and cli is not None and _empty_value(cli):
+            raise pytest.UsageError(
+                f"vibecheck: {spec.flag} is empty; give {spec.flag}={spec.metavar} or leave "
+                "the option out"
+            )
         if cli not in (None, [], ""):
             raw = cli if not spec.repeatable else list(cli)
             where = spec.flag
