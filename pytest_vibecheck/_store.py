@@ -98,7 +98,9 @@ class SQLiteStore:
             self._all.append((os.getpid(), conn))
         return conn
 
-    def _open(self) -> sqlite3.Connection:
+    def ensure_folder(self) -> None:
+        """Create the store's folder if absent (a ``.vibecheck`` folder with its ``.gitignore``);
+        raises :attr:`error` when it cannot be created."""
         folder = self.path.parent
         if not folder.exists():
             try:
@@ -108,6 +110,9 @@ class SQLiteStore:
             if folder.name == ".vibecheck":
                 with contextlib.suppress(OSError):
                     (folder / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+
+    def _open(self) -> sqlite3.Connection:
+        self.ensure_folder()
         try:
             conn = sqlite3.connect(
                 str(self.path),

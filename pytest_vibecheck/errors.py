@@ -6,7 +6,6 @@ so the CLI and the plugin can print one clear line (never a traceback) for it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,15 +42,25 @@ class VibecheckError(Picklable, Exception):
 class UnknownIdError(VibecheckError, KeyError):
     """An id (instruction, suite, backend, ...) is not in its registry.
 
-    The message lists close matches (``difflib``) and where to find the valid ids.
+    The message lists close matches (``difflib``) and the valid ids (the first 40); when there
+    are none it says so, followed by ``none_hint`` (how to make one available) when given,
+    never an empty list.
     """
 
-    def __init__(self, kind: str, name: str, available: Iterable[str]) -> None:
+    def __init__(
+        self, kind: str, name: str, available: Iterable[str], *, none_hint: str | None = None
+    ) -> None:
         self.kind = kind
         self.name = name
         self.available = sorted(available)
+        import difflib  # here: errors is imported by every pytest session, difflib is not
+
         self.suggestions = difflib.get_close_matches(name, self.available, n=3, cutoff=0.6)
         msg = f"unknown {kind} {name!r}"
+        if not self.available:
+            msg += f"; none is available{f': {none_hint}' if none_hint else ''}"
+            super().__init__(msg)
+            return
         if self.suggestions:
             msg += f"; did you mean {', '.join(repr(s) for s in self.suggestions)}?"
         shown = ", ".join(self.available[:40])

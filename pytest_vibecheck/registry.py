@@ -43,11 +43,6 @@ if TYPE_CHECKING:
     from pytest_vibecheck.verify.instructions import Instruction, InstructionRegistry
     from pytest_vibecheck.verify.verdict import Violation
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 only
-    import tomli as tomllib
-
 __all__ = [
     "ENTRY_POINT_GROUP",
     "BackendFactory",
@@ -318,7 +313,7 @@ def build_registry(
     return registry
 
 
-_active: list[Registry] = []
+_active: list[activate] = []
 _default: tuple[Registry, tuple[str, ...]] | None = None
 _default_lock = threading.Lock()
 
@@ -331,9 +326,10 @@ def _entry_point_signature() -> tuple[str, ...]:
 
 def get_registry() -> Registry:
     """The process's active registry: the pytest session's while one runs (or the command
-    line's), else :func:`installed_registry`."""
+    line's), else :func:`installed_registry`. A lazy activation is built here, on first use
+    (raising what its builder raises, such as :class:`~pytest_vibecheck.errors.DataFileError`)."""
     if _active:
-        return _active[-1]
+        return _active[-1].registry
     return installed_registry()
 
 
@@ -350,16 +346,37 @@ def installed_registry(*, refresh: bool = False) -> Registry:
 
 
 class activate:
-    """Make ``registry`` the active one until :meth:`close` (or the ``with`` block ends)."""
+    """Make ``registry`` the active one until :meth:`close` (or the ``with`` block ends).
 
-    def __init__(self, registry: Registry) -> None:
-        self.registry = registry
-        _active.append(registry)
+    ``registry`` is a :class:`Registry`, or a function building one: then it is built on first
+    use (:attr:`registry`, :func:`get_registry`), once, so a process that never looks anything
+    up never pays for the build (a pytest session that does not use the plugin)."""
+
+    def __init__(self, registry: Registry | Callable[[], Registry]) -> None:
+        self._registry = registry if isinstance(registry, Registry) else None
+        self._build = None if isinstance(registry, Registry) else registry
+        self._lock = threading.Lock()
+        _active.append(self)
+
+    @property
+    def built(self) -> bool:
+        """True once the registry exists (given, or built by a first use)."""
+        return self._registry is not None
+
+    @property
+    def registry(self) -> Registry:
+        """The registry, built now if this is its first use (a failed build is tried again at
+        the next use)."""
+        with self._lock:
+            if self._registry is None:
+                assert self._build is not None
+                self._registry = self._build()
+            return self._registry
 
     def close(self) -> None:
         """Restore the registry active before (idempotent)."""
-        if self.registry in _active:
-            _active.remove(self.registry)
+        if self in _active:
+            _active.remove(self)
 
     def __enter__(self) -> Registry:
         return self.registry
@@ -422,6 +439,14 @@ def _import_file(path: Path) -> object:
     return module
 
 
+def _tomllib() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
 def instruction_dirs_from_pyproject(pyproject: Path) -> list[Path]:
     """``[tool.vibecheck] instruction_dirs`` of ``pyproject`` as absolute folders (relative ones
     are relative to the file's folder); ``[]`` when the file or the key is absent.
@@ -430,6 +455,7 @@ def instruction_dirs_from_pyproject(pyproject: Path) -> list[Path]:
     """
     if not pyproject.is_file():
         return []
+    tomllib = _tomllib()
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

@@ -89,3 +89,13 @@ def test_unknown_id_keeps_its_suggestions() -> None:
     back = pickle.loads(pickle.dumps(UnknownIdError("instruction", "logic_33", ["logic_3"])))
     assert back.suggestions == ["logic_3"]
     assert str(back) == "unknown instruction 'logic_33'; did you mean 'logic_3'? Available: logic_3"
+
+
+def test_unknown_id_with_nothing_available_says_so() -> None:
+    """Regression: the message ended in an empty "Available:" list."""
+    from pytest_vibecheck.errors import UnknownIdError
+
+    assert str(UnknownIdError("replay", "x", [])) == "unknown replay 'x'; none is available"
+    exc = UnknownIdError("replay", "x", (), none_hint="record one with vibecheck replay-export")
+    back = pickle.loads(pickle.dumps(exc))
+    assert str(back) == "unknown replay 'x'; none is available: record one with vibecheck replay-export"

@@ -141,6 +141,38 @@ def test_error_outcomes_are_errors_and_no_code_is_a_failure(tiny: pytest.Pyteste
     assert {v["violations"][0]["rule"] for v in sq["turns"][0]["verdicts"]} == {"NO-CODE"}
 
 
+DEEP = "x = " + "-" * 200_000 + "1\n"  # too deep for CPython's parser (MemoryError/RecursionError)
+
+
+def test_code_too_deep_for_the_parser_is_no_code_not_a_crash(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = write_script(
+        tiny.path / "script.json",
+        "bot",
+        rules=[
+            {"task_id": "t/add", "reply": DEEP},
+            {"task_id": "t/sign", "reply": fenced(DEEP)},
+        ],
+        default="@reference",
+    )
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = tiny.runpytest(
+        "--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline", "--vibe-report", "r.json",
+    )
+    result.assert_outcomes(failed=3)  # no error: t/squares (the reference) misses instructions
+    result.stdout.fnmatch_lines([
+        "t/add with scripted:bot (baseline): failed",
+        "  the reply has no code (extraction: whole-reply): the tests fail and every instruction counts as not followed",
+    ])
+    result.stdout.fnmatch_lines([
+        "t/sign with scripted:bot (baseline): failed",
+        "  the reply has no code (extraction: fenced-first): the tests fail and every instruction counts as not followed",
+    ])
+    report = load_report(tiny.path / "r.json")
+    assert {i["task_id"]: i["no_code"] for i in report["items"]} == {"t/add": True, "t/sign": True, "t/squares": False}
+    assert [i["turns"][0]["tests"]["status"] for i in report["items"]] == ["failed"] * 2 + ["passed"]
+    assert report["aggregates"][0]["errors"] == 0
+
+
 def test_exact_single_and_multi_turn_messages(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     log = tiny.path / "requests.jsonl"
     script = write_script(

@@ -33,6 +33,23 @@ def test_has_no_code(reply: str, no_code: bool) -> None:
     assert record.has_no_code(extract_code(reply)) is no_code
 
 
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("", "none"),
+        ("I cannot help with that.", "prose"),
+        ("```python\ndef f(:\n```", None),  # a fenced syntax error is code, for the graders
+        ("x = " + "-" * 200_000 + "1\n", "unparseable"),  # CPython's parser gives up
+        ("```python\nx = " + "-" * 200_000 + "1\n```", "unparseable"),
+        ("def f():\n    return 1\n", None),
+    ],
+)
+def test_no_code_reason(reply: str, reason: str | None) -> None:
+    ex = extract_code(reply)
+    assert record.no_code_reason(ex) == reason
+    assert record.has_no_code(ex) is (reason is not None)
+
+
 def test_error_kinds() -> None:
     assert failure.error_kind(RateLimitError("x", status=429)) == "rate_limit"
     assert failure.error_kind(BackendError("x", status=500)) == "api_error"

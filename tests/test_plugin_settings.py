@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_vibecheck.plugin.settings import VibeSettings, resolve_settings
+from pytest_vibecheck.suites.profiles import get_profile
 
 
 def _resolve(pytester: pytest.Pytester, *args: str, env: dict[str, str] | None = None) -> VibeSettings:
@@ -20,6 +21,8 @@ def test_defaults_and_inactive_without_a_model(pytester: pytest.Pytester) -> Non
     assert s.models == ()
     assert s.suites == ("bigvibebench-lite",)
     assert s.protocols == ("baseline", "single", "multi")
+    # the default profile narrows nothing (so resolving the defaults needs no profile import)
+    assert get_profile(s.profile).protocols == s.protocols
     assert s.ks == (5,)
     assert s.samples == 1
     assert s.cache_mode == "use"
@@ -162,3 +165,44 @@ def test_pytest_help_lists_every_option_and_ini_key(pytester: pytest.Pytester) -
         "*vibe_max_errors (string):*",
     ])
     assert "%%" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("--vibe-model", "reference", "--vibe-report="),
+         "ERROR: vibecheck: --vibe-report is empty; give --vibe-report=PATH or leave the option out"),
+        (("--vibe-model", "reference", "--vibe-junitxml", " "),
+         "ERROR: vibecheck: --vibe-junitxml is empty; give --vibe-junitxml=PATH or leave the option out"),
+        (("--vibe-model=",),
+         "ERROR: vibecheck: --vibe-model is empty; give --vibe-model=SPEC or leave the option out"),
+        (("--vibe-shard=",),
+         "ERROR: vibecheck: --vibe-shard is empty; give --vibe-shard=I/N or leave the option out"),
+    ],
+)
+def test_an_empty_command_line_value_is_a_usage_error(pytester: pytest.Pytester, args: tuple[str, ...], line: str) -> None:
+    """Regression: ``--vibe-report=`` silently wrote no report."""
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\n")
+    result = pytester.runpytest(*args, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [ln for ln in result.errlines if ln.strip()] == [line]
+    assert sorted(p.name for p in pytester.path.iterdir()) == ["pyproject.toml"]  # nothing written
+
+
+def test_an_unknown_scripted_model_says_none_is_available(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: the message ended in an empty "Available:" list."""
+    monkeypatch.delenv("VIBECHECK_SCRIPTED", raising=False)
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\n")
+    result = pytester.runpytest("--vibe-model=scripted:nosuch", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [ln for ln in result.errlines if ln.strip()] == [
+        "ERROR: vibecheck: unknown scripted test model 'nosuch'; none is available: register one "
+        "with register_scripted() or list it in a JSON file named by $VIBECHECK_SCRIPTED"
+    ]
+    script = pytester.path / "script.json"
+    script.write_text('{"nosuc": {"default": "@reference"}}', encoding="utf-8")
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = pytester.runpytest("--vibe-model=scripted:nosuch", "-p", "no:cacheprovider")
+    assert [ln for ln in result.errlines if ln.strip()] == [
+        "ERROR: vibecheck: unknown scripted test model 'nosuch'; did you mean 'nosuc'? Available: nosuc"
+    ]

@@ -31,7 +31,11 @@ MANY_ARGS = "def f(a: int, b: int, c: int, d: int) -> int:\n    return a + b + c
 
 @pytest.fixture
 def acme(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The acme_vibe package installed on sys.path and PYTHONPATH (as pip would)."""
+    """The acme_vibe package installed on sys.path and PYTHONPATH (as pip would).
+
+    This session's registry is built on first use and loads the entry points then: build it
+    first, so acme never enters it (and the tests after this one do not see acme)."""
+    registry_mod.get_registry()
     site = make_acme_package(tmp_path_factory.mktemp("site"))
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PYTHONPATH", str(site))

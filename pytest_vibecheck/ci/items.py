@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from pytest_vibecheck.ci import gate as gatemod
-from pytest_vibecheck.ci.options import CISettings
+from pytest_vibecheck.ci.options import GATE_RUN_KEY, CISettings
 from pytest_vibecheck.ci.ruff_config import apply_repo_ruff, load_repo_ruff
 from pytest_vibecheck.errors import Picklable, VibecheckError
 from pytest_vibecheck.report.records import GATE_PROP, GateRecord
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from pytest_vibecheck.verify.verdict import Verdict
 
 __all__ = ["GATE_RUN_KEY", "GateFile", "GateInfraError", "GateItem", "GateRun", "GateViolations"]
-
-GATE_RUN_KEY = pytest.StashKey["GateRun"]()
 
 
 @dataclass

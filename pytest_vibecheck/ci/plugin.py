@@ -29,21 +29,27 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_vibecheck.ci import shard as shardmod
-from pytest_vibecheck.ci.items import GATE_RUN_KEY, GateFile, GateInfraError, GateItem, GateRun
 from pytest_vibecheck.ci.options import (
     CI_SETTINGS_KEY,
+    GATE_RUN_KEY,
+    REPORTER_KEY,
     SHARD_TOTAL_KEY,
     CISettings,
     resolve_ci_settings,
 )
-from pytest_vibecheck.ci.reporter import REPORTER_KEY, CIReporter
 from pytest_vibecheck.plugin.settings import CI_OPTIONS, add_option_specs
-from pytest_vibecheck.report.records import GATE_PROP
+
+# The gate, the reporter and the report layer are imported only when a CI option is given: a
+# pytest session that does not use the plugin pays for the option table only
+# (benchmarks/bench_plugin_unused.py; tests/test_plugin_unused.py).
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.ci.items import GateFile, GateItem, GateRun
+    from pytest_vibecheck.ci.reporter import CIReporter
 
 __all__ = [
     "CI_SETTINGS_KEY",
@@ -56,6 +62,23 @@ __all__ = [
     "GateItem",
     "GateRun",
 ]
+
+_LAZY = {
+    "CIReporter": "pytest_vibecheck.ci.reporter",
+    "GateFile": "pytest_vibecheck.ci.items",
+    "GateItem": "pytest_vibecheck.ci.items",
+    "GateRun": "pytest_vibecheck.ci.items",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The gate's classes, imported on first access (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 
 # ---------------------------------------------------------------- options
@@ -85,8 +108,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "markers", "vibe_gate: a pull-request gate item of pytest-vibecheck (--vibe-gate)"
         )
+        from pytest_vibecheck.ci.items import GateRun
+        from pytest_vibecheck.plugin.registry import session_registry
+
+        session_registry(config)  # built now: a bad instruction file is a usage error here
         config.stash[GATE_RUN_KEY] = GateRun.create(config, settings)
     if settings.used and not _is_worker(config):  # invisible when no CI option is given
+        from pytest_vibecheck.ci.reporter import CIReporter
+
         reporter = CIReporter(config, settings)
         config.stash[REPORTER_KEY] = reporter
         config.pluginmanager.register(reporter, "vibecheck-ci-reporter")
@@ -107,6 +136,8 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
     report = yield
     run = collector.config.stash.get(GATE_RUN_KEY, None)
     if run is not None and isinstance(collector, pytest.Session) and report.passed:
+        from pytest_vibecheck.ci.items import GateFile
+
         report.result.extend(
             GateFile.from_parent(collector, path=run.diff.repo / cf.path, changed=cf)
             for cf in run.diff.files
@@ -121,11 +152,16 @@ def pytest_runtest_makereport(
     """Show a verifier error of a gate item as its one-line cause, without a traceback; carry
     the gate record as a report attribute, with short JUnit properties in its place."""
     report = yield
+    if GATE_RUN_KEY not in item.config.stash:  # not a gate run: no gate item
+        return report
+    from pytest_vibecheck.ci.items import GateInfraError, GateItem
+
     if not isinstance(item, GateItem):
         return report
     if call.excinfo is not None and isinstance(call.excinfo.value, GateInfraError):
         report.longrepr = f"{item.changed.path}: {call.excinfo.value}"
     from pytest_vibecheck.report.properties import gate_properties, move_record
+    from pytest_vibecheck.report.records import GATE_PROP
 
     move_record(report, GATE_PROP, gate_properties)
     return report
@@ -147,6 +183,8 @@ def pytest_collection_modifyitems(
     result = yield
     settings = config.stash[CI_SETTINGS_KEY]
     if settings.shard is not None:
+        from pytest_vibecheck.ci import shard as shardmod
+
         index, count = settings.shard
         kept, dropped = shardmod.split(items, [it.nodeid for it in items], index, count)
         items[:] = kept

@@ -14,8 +14,8 @@ import pytest
 
 from pytest_vibecheck.ci import gate as gatemod
 from pytest_vibecheck.ci import thresholds as thmod
-from pytest_vibecheck.ci.items import GATE_RUN_KEY, GateRun
-from pytest_vibecheck.ci.options import SHARD_TOTAL_KEY, CISettings
+from pytest_vibecheck.ci.items import GateRun
+from pytest_vibecheck.ci.options import GATE_RUN_KEY, REPORTER_KEY, SHARD_TOTAL_KEY, CISettings
 from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.properties import record_of
 from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, GateRecord
@@ -212,6 +212,3 @@ class CIReporter:
                 tr.write_line(line)
         if self.exit_note:
             tr.write_line(f"vibecheck: {self.exit_note}")
-
-
-REPORTER_KEY = pytest.StashKey[CIReporter]()

@@ -112,6 +112,10 @@ def select_tasks(problems: list[Problem], ids: list[str], source: str) -> list[P
     return [p for p in problems if p.task_id in wanted]
 
 
+#: Suffixes of a source benchmark's data file (a missing one is not looked up as a suite).
+_DATA_SUFFIXES = {".jsonl", ".json", ".gz"}
+
+
 def _load(args: argparse.Namespace) -> tuple[list[Problem], dict[str, Any], list[SkippedRecord]]:
     source = Path(args.source)
     skipped: list[SkippedRecord] = []
@@ -131,6 +135,12 @@ def _load(args: argparse.Namespace) -> tuple[list[Problem], dict[str, Any], list
         if fmt == "livecodebench":
             kwargs["skipped"] = skipped
         return load_source(source, fmt, **kwargs), info, skipped
+    if not source.exists() and (args.source_format or _DATA_SUFFIXES & set(source.suffixes)):
+        raise DataFileError(
+            source,
+            "no such data file; SOURCE is a source benchmark's JSONL(.gz) file, a suite folder "
+            "or a shipped suite name (vibecheck problems list)",
+        )
     if (source / MANIFEST_NAME).is_file() or not source.exists():
         suite = load_suite(find_suite(args.source))
         return list(suite.problems), {"suite": suite.name, "format": "suite"}, skipped

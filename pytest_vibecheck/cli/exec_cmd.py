@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "exec", help="run one candidate against a task's tests in the sandbox"
     )
-    p.add_argument("--suite", required=True, help="suite name or folder (see `vibecheck suites`)")
+    p.add_argument("--suite", required=True, help="suite name or folder (`vibecheck problems list` lists the shipped ones)")
     p.add_argument("--task", required=True, help="task id, e.g. BigCodeBench/13")
     p.add_argument(
         "--code",

@@ -19,7 +19,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.plugin.registry import REGISTRY_KEY, activate_session_registry
+from pytest_vibecheck.plugin.registry import (
+    REGISTRY_KEY,
+    activate_session_registry,
+    session_registry,
+)
 from pytest_vibecheck.plugin.settings import (
     SETTINGS_KEY,
     VibeSettings,
@@ -28,8 +32,9 @@ from pytest_vibecheck.plugin.settings import (
 )
 
 # The rest is imported inside the hooks, once the benchmark is active: a pytest session that
-# does not use the plugin pays for this module, the settings and the registry only
-# (benchmarks/bench_plugin_unused.py).
+# does not use the plugin pays for this module and the option table only; the registry is built
+# on first use (benchmarks/bench_plugin_unused.py; tests/test_plugin_unused.py checks which
+# modules such a session imports).
 
 if TYPE_CHECKING:
     from pytest_vibecheck.plugin.items import VibeItem
@@ -41,16 +46,13 @@ _PLAN_KEY = "vibecheck_plan"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    """Add pytest-vibecheck's own hooks (:mod:`pytest_vibecheck.hookspecs`), the built-ins
+    """Add pytest-vibecheck's own hooks (:mod:`pytest_vibecheck.hookspecs`). The built-ins
     (which register through ``pytest_vibecheck_register`` like any plugin) and the plugins of
-    the entry-point group ``pytest_vibecheck``."""
-    from pytest_vibecheck import builtin_plugin, hookspecs
-    from pytest_vibecheck.registry import ENTRY_POINT_GROUP
+    the entry-point group ``pytest_vibecheck`` are loaded when the session's registry is built
+    (:mod:`pytest_vibecheck.plugin.registry`)."""
+    from pytest_vibecheck import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
-    if not pluginmanager.is_registered(builtin_plugin):
-        pluginmanager.register(builtin_plugin, "vibecheck-builtins")
-    pluginmanager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -86,14 +88,16 @@ class _XdistHooks:
 @pytest.hookimpl(tryfirst=True)  # the registry is set up before other plugins configure
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve the settings and activate the session's registry (built through
-    ``pytest_vibecheck_register``, so ``conftest.py`` and entry-point plugins count); when
-    active, build the per-process runtime (validating every model spec, key and SDK before any
-    item runs) and, on the controller, the summary reporter."""
+    ``pytest_vibecheck_register``, so ``conftest.py`` and entry-point plugins count; on first
+    use, so a session that does not use the plugin never builds it); when active, build the
+    registry now and the per-process runtime (validating every model spec, key and SDK before
+    any item runs) and, on the controller, the summary reporter."""
     settings = resolve_settings(config)
     config.stash[SETTINGS_KEY] = settings
     config.stash[REGISTRY_KEY] = activate_session_registry(config, settings.instruction_dirs)
-    if not settings.active:  # invisible: no markers, no reporter, nothing printed
+    if not settings.active:  # invisible: no markers, no reporter, nothing printed or built
         return
+    session_registry(config)  # a bad instruction file or a clash is a usage error now
     from pytest_vibecheck.plugin.items import marker_help
     from pytest_vibecheck.plugin.run import RUNTIME_KEY, Runtime
     from pytest_vibecheck.report.progress import RunProgress

@@ -32,11 +32,6 @@ import pytest
 
 from pytest_vibecheck.types import CACHE_MODES, EXTRACT_MODES, PROTOCOLS, ProtocolName
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 only
-    import tomli as tomllib
-
 __all__ = [
     "OPTIONS",
     "PROTOCOLS",
@@ -638,16 +633,28 @@ def add_option_specs(parser: pytest.Parser, specs: Sequence[OptionSpec]) -> None
         parser.addini(spec.ini, spec.help.replace("%%", "%"), type="string", default="")
 
 
+_PYPROJECT_KEY = pytest.StashKey["tuple[dict[str, Any], str]"]()
+
+
 def _read_pyproject(config: pytest.Config) -> tuple[dict[str, Any], str]:
-    """The ``[tool.vibecheck]`` table and the file's name for messages ({} if absent)."""
+    """The ``[tool.vibecheck]`` table and the file's name for messages ({} if absent); read
+    once per session (both plugins resolve their options from it)."""
+    cached = config.stash.get(_PYPROJECT_KEY, None)
+    if cached is not None:
+        return cached
     candidates = []
     inipath = getattr(config, "inipath", None)
     if inipath is not None and Path(inipath).name == "pyproject.toml":
         candidates.append(Path(inipath))
     candidates.append(Path(config.rootpath) / "pyproject.toml")
+    found: tuple[dict[str, Any], str] = ({}, "pyproject.toml")
     for path in candidates:
         if not path.is_file():
             continue
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10 only
+            import tomli as tomllib
         try:
             with path.open("rb") as fh:
                 data = tomllib.load(fh)
@@ -656,17 +663,19 @@ def _read_pyproject(config: pytest.Config) -> tuple[dict[str, Any], str]:
         table = data.get("tool", {}).get("vibecheck", {})
         if not isinstance(table, dict):
             raise pytest.UsageError(f"vibecheck: {path}: [tool.vibecheck] must be a table")
-        return table, str(path)
-    return {}, "pyproject.toml"
+        found = (table, str(path))
+        break
+    config.stash[_PYPROJECT_KEY] = found
+    return found
 
 
 def _check_unknown_keys(table: Mapping[str, Any], filename: str) -> None:
-    import difflib
-
     known = {k for spec in (*OPTIONS, *CI_OPTIONS) for k in spec.toml_keys}
     for key in table:
         if key in known or key in SUBTABLES:
             continue
+        import difflib
+
         close = difflib.get_close_matches(key, sorted(known), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise pytest.UsageError(
@@ -684,6 +693,12 @@ def resolve_settings(
     """
     values, sources = resolve_options(config, OPTIONS, environ)
     return _finish(config, values, sources)
+
+
+def _empty_value(cli: object) -> bool:
+    """True for a command-line value given empty (``--vibe-report=``, ``--vibe-model ""``)."""
+    values = cli if isinstance(cli, list) else [cli]
+    return any(isinstance(v, str) and not v.strip() for v in values)
 
 
 def resolve_options(
@@ -704,6 +719,11 @@ def resolve_options(
         raw: object = None
         where = ""
         cli = config.getoption(spec.dest, default=None)
+        if not spec.switch and cli is not None and _empty_value(cli):
+            raise pytest.UsageError(
+                f"vibecheck: {spec.flag} is empty; give {spec.flag}={spec.metavar} or leave "
+                "the option out"
+            )
         if cli not in (None, [], ""):
             raw = cli if not spec.repeatable else list(cli)
             where = spec.flag
@@ -768,6 +788,8 @@ def _finish(config: pytest.Config, values: dict[str, Any], sources: dict[str, st
 def _apply_profile(values: dict[str, Any], sources: Mapping[str, str]) -> None:
     """A profile that supports fewer protocols (``lcb``: baseline only) narrows the default
     protocol list; protocols it does not support given explicitly are a usage error."""
+    if "profile" not in values and "protocols" not in values:
+        return  # the default profile (paper) runs every protocol: nothing to import or narrow
     from pytest_vibecheck.suites.profiles import get_profile
 
     profile = get_profile(values.get("profile", VibeSettings.profile))

@@ -42,7 +42,7 @@ from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.report.metrics import instruction_level_if, task_level_if
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.verify.api import VerifyItem, verify_batch
-from pytest_vibecheck.verify.extract import ExtractMode, extract_code, parse_quietly
+from pytest_vibecheck.verify.extract import ExtractMode, extract_code
 from pytest_vibecheck.verify.verdict import Violation
 
 from .problems import ProblemRef, problem_ref_text, resolve_problem
@@ -426,22 +426,17 @@ class RewardScorer:
         return out
 
     def _extract(self, units: Sequence[_Unit]) -> None:
-        from pytest_vibecheck.plugin.run.record import has_no_code  # the plugin's rule
+        from pytest_vibecheck.plugin.run.record import no_code_reason  # the plugin's rule
 
         for u in units:
             ex = extract_code(u.reply, self.config.extract_mode, u.problem.entry_point)
             u.code, u.method = ex.code, ex.method
-            try:
-                u.no_code = has_no_code(ex)
-                if not u.no_code and ex.method != "whole-reply":  # not parsed yet
-                    parse_quietly(ex.code)
-            except (SyntaxError, ValueError):
-                pass  # a syntax error is the verifiers' and the tests' to judge
-            except (MemoryError, RecursionError):
-                # Code nested so deep that CPython's parser gives up (a few hundred thousand
-                # unary operators, say) would crash the verifiers and the batch: it is no code,
-                # a model failure.
-                u.no_code, u.method = True, ex.method + "+unparseable"
+            # Code nested so deep that CPython's parser gives up would crash the verifiers and
+            # the batch: it is no code, a model failure (no_code_reason parses it once).
+            reason = no_code_reason(ex)
+            u.no_code = reason is not None
+            if reason == "unparseable":
+                u.method = ex.method + "+unparseable"
 
     def _verify(self, units: Sequence[_Unit]) -> None:
         from pytest_vibecheck.plugin.run.stages import NO_CODE_RULE

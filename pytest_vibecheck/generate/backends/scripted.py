@@ -287,8 +287,9 @@ def from_spec(model: str, settings: BackendSettings) -> Backend:
     found = _from_env(model, settings)
     if found is None:
         raise UnknownIdError(
-            f"scripted test model (register it with register_scripted() or list it in ${SCRIPT_ENV}; names)",
+            "scripted test model",
             model,
             available_scripts(settings),
+            none_hint=f"register one with register_scripted() or list it in a JSON file named by ${SCRIPT_ENV}",
         )
     return found

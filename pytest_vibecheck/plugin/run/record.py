@@ -26,7 +26,16 @@ if TYPE_CHECKING:
     from pytest_vibecheck.plugin.run.spec import ItemSpec, Judged
     from pytest_vibecheck.verify.extract import Extraction
 
-__all__ = ["ItemOutcome", "Turn", "Work", "has_no_code", "new_record", "sha256_text", "tests_dict"]
+__all__ = [
+    "ItemOutcome",
+    "Turn",
+    "Work",
+    "has_no_code",
+    "new_record",
+    "no_code_reason",
+    "sha256_text",
+    "tests_dict",
+]
 
 #: Longest test message kept in a record.
 MAX_MESSAGE = 2000
@@ -41,22 +50,39 @@ class ItemOutcome:
     record: ItemRecord
 
 
-def has_no_code(extraction: Extraction) -> bool:
-    """True when a reply has no code: extraction found nothing (method ``none``), or there was
-    no fenced block and the whole reply does not parse as Python or is only bare names and
-    constants (prose such as ``"Sorry"`` parses as a name)."""
+def no_code_reason(extraction: Extraction) -> str | None:
+    """Why a reply counts as having no code (a model failure), or None when it has code:
+
+    - ``"none"``: extraction found nothing (method ``none``) or only whitespace;
+    - ``"prose"``: no fenced block, and the whole reply does not parse as Python or is only bare
+      names and constants (prose such as ``"Sorry"`` parses as a name);
+    - ``"unparseable"``: code nested so deep that CPython's parser gives up (``MemoryError`` or
+      ``RecursionError`` from :func:`~pytest_vibecheck.verify.extract.parse_quietly`, e.g. a few
+      hundred thousand unary operators), fenced or not: it would crash the in-process verifiers.
+
+    A fenced block with a syntax error has code (the verifiers and the tests judge it). Used by
+    the plugin and the reward layer alike.
+    """
     if extraction.method == "none" or not extraction.code.strip():
-        return True
-    if extraction.method != "whole-reply":
-        return False
+        return "none"
     try:
         tree = parse_quietly(extraction.code)
     except (SyntaxError, ValueError):
-        return True
-    return all(
+        return "prose" if extraction.method == "whole-reply" else None
+    except (MemoryError, RecursionError):
+        return "unparseable"
+    if extraction.method != "whole-reply":
+        return None
+    bare = all(
         isinstance(node, ast.Expr) and isinstance(node.value, (ast.Name, ast.Constant))
         for node in tree.body
     )
+    return "prose" if bare else None
+
+
+def has_no_code(extraction: Extraction) -> bool:
+    """True when a reply has no code (:func:`no_code_reason` gives a reason)."""
+    return no_code_reason(extraction) is not None
 
 
 def sha256_text(text: str) -> str:

@@ -66,7 +66,7 @@ class Runtime:
         self.cache: GenerationCache | None = None
         self.generators: dict[str, Generator] = {}
         self.owner = owner
-        self.state = RunState(state_path(settings.cache, self.run_id))
+        self.state = RunState(state_path(settings.cache, self.run_id), owner=owner)
         self.guard = RunGuard(self.state, parse_max_errors(settings.max_errors), _budget(settings))
         try:
             if settings.cache_mode != "off" and settings.cache is not None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pytest_vibecheck.generate.backends.base import Generation
     from pytest_vibecheck.plugin.run.runtime import Runtime
     from pytest_vibecheck.plugin.run.spec import ItemSpec, Judged
-    from pytest_vibecheck.report.records import VerdictRecord
+    from pytest_vibecheck.report.records import TestsRecord, VerdictRecord
 
 __all__ = ["extract_stage", "finish", "generate_one", "generate_stage", "not_runnable", "prepare", "test_stage", "verify_stage"]
 
@@ -151,6 +151,17 @@ def extract_stage(runtime: Runtime, works: Sequence[Work]) -> None:
             w.turns.append(Turn(t, k, gen, via_cache, ex, has_no_code(ex), judged, messages=messages))
 
 
+def no_code_tests() -> TestsRecord:
+    """The tests of a turn whose reply has no code: failed, without running the sandbox."""
+    return {
+        "status": "failed",
+        "failed_tests": [],
+        "message": "the reply contains no code",
+        "duration_s": 0.0,
+        "cached": False,
+    }
+
+
 def _no_code_verdicts(judged: Judged) -> list[VerdictRecord]:
     return [
         {
@@ -265,6 +276,9 @@ def test_stage(runtime: Runtime, works: Sequence[Work]) -> None:
         for w in live:
             w.tests_started = time.perf_counter()
             for t in w.turns:
+                if t.no_code:  # nothing to run (and code too deep to parse would crash the harness)
+                    t.tests = no_code_tests()
+                    continue
                 code = t.extraction.code
                 if code not in w.pending:
                     w.pending[code] = service.submit(code, w.spec.problem)
@@ -289,6 +303,8 @@ def finish_tests(work: Work) -> None:
         return
     work.timing["tests"] += time.perf_counter() - work.tests_started
     for t in work.turns:
+        if t.no_code:
+            continue  # failed without running (test_stage)
         tests = outs[t.extraction.code]
         t.tests = tests
         if tests["status"] == "error":
