@@ -307,6 +307,28 @@ class Calibrator(SQLiteStore):
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
         return out
 
+    def expected(self, problem: Problem) -> ExpectedTime | None:
+        """``problem``'s expected duration from one read of its own rows (see
+        :meth:`snapshot` for the sources), or None when nothing is known."""
+        key = task_key(problem)
+        try:
+            conn = self.connection()
+            ref = conn.execute(
+                "SELECT status, seconds, cpu_s FROM reference_times WHERE machine = ? AND task = ?",
+                (self.machine, key),
+            ).fetchone()
+            if ref is not None and ref[0] == "passed" and ref[1] is not None:
+                return ExpectedTime(float(ref[1]), ref[2], "reference")
+            seen = conn.execute(
+                "SELECT wall_s, cpu_s FROM task_times WHERE machine = ? AND task = ?",
+                (self.machine, key),
+            ).fetchone()
+            if seen is not None:
+                return ExpectedTime(float(seen[0]), seen[1], "observed")
+        except (sqlite3.Error, CalibrationStoreError) as exc:
+            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+        return self.prior.get(key)
+
     def expected_times(self, problems: Iterable[Problem]) -> dict[str, ExpectedTime]:
         """Expected durations by task id for ``problems`` (tasks never run are left out)."""
         snap = self.snapshot()
