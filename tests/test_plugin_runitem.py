@@ -175,7 +175,7 @@ def test_a_waiting_item_adds_nothing_while_the_executor_is_busy(monkeypatch: pyt
     monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
     polls: list[int] = []
 
-    def idle() -> bool:
+    def idle(sleeps: bool = False) -> bool:
         polls.append(1)
         if len(polls) == 5:
             first.set_result(None)
@@ -190,3 +190,40 @@ def test_a_waiting_item_adds_nothing_while_the_executor_is_busy(monkeypatch: pyt
     finally:
         pf.close()
     assert len(batches) == 1  # the first batch only: no top-up while the executor is busy
+
+
+def test_a_free_sleeper_slot_starts_the_next_sleeping_item_while_the_cpu_is_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU slot is busy (a long queue), a sleeper slot is free: of the prepared upcoming
+    items, only the one expected to sleep is started now."""
+    from concurrent.futures import Future
+
+    session = SimpleNamespace(items=[])
+    session.items = [_Item(f"s::t{i}[m]", session) for i in range(6)]
+    for i, it in enumerate(session.items):
+        it.spec = ItemSpec("s", None, SimpleNamespace(task_id=f"t{i}"), "m", "m", "baseline", 0, 0)  # type: ignore[arg-type]
+    started: list[str] = []
+    first: Future[Any] = Future()
+
+    def fake_finish(runtime: Any, works: list[record.Work]) -> None:
+        for w in works:
+            w.finished = True
+            started.append(w.spec.problem.task_id)
+        if len(started) == 1:
+            works[0].pending["code"] = first
+        elif "t4" in started:
+            first.set_result(None)
+
+    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
+    monkeypatch.setattr(stages, "finish", fake_finish)
+    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+    executor = SimpleNamespace(idle=lambda sleeps=False: sleeps)
+    service = SimpleNamespace(executor=executor, learn=lambda problems: list(problems),
+                              sleeps=lambda problem: problem.task_id == "t4")
+    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
+                              started_tests=lambda: service)
+    pf = prefetch.Prefetcher(runtime, window=1, lookahead=5)  # type: ignore[arg-type]
+    try:
+        pf.take(session.items[0])  # type: ignore[arg-type]
+    finally:
+        pf.close()
+    assert started == ["t0", "t4"]

@@ -34,6 +34,7 @@ from pytest_vibecheck.plugin.run.record import Work
 if TYPE_CHECKING:
     import pytest
 
+    from pytest_vibecheck.execute.executor import TestService
     from pytest_vibecheck.plugin.run.runtime import Runtime
     from pytest_vibecheck.plugin.run.spec import ItemSpec
 
@@ -159,28 +160,49 @@ class Prefetcher:
     def _top_up(self, item: pytest.Item, work: Work) -> None:
         """Until ``work``'s own runs are done: whenever the executor is idle, finish the next
         upcoming items (their generations started as needed, up to :attr:`horizon` items
-        ahead), so their runs use the free sandboxes."""
+        ahead), so their runs use the free sandboxes; while its CPU slots are busy but a
+        sleeper slot is free, finish the upcoming items expected to sleep."""
         futures: list[Future[object]] = list(work.pending.values())
         horizon = self.lookahead
         while futures:
+            batch: list[Work]
             _done, left = wait(futures, timeout=TOPUP_POLL_S, return_when=FIRST_COMPLETED)
             futures = list(left)
             if not futures:
                 return
             service = self.runtime.started_tests()
-            if service is None or not service.executor.idle():
+            if service is None:
                 continue
-            while True:
-                upcoming = self._upcoming(item, horizon)[1:]
-                with self._lock:
-                    self._start(upcoming)
-                    batch = self._ready(upcoming)
-                    settled = all(self._pending[it.nodeid][0].finished for it in upcoming)
-                if batch or not settled or horizon >= self.horizon or len(upcoming) < horizon:
-                    break
-                horizon = min(self.horizon, horizon + self.window)  # all prepared: look further
+            executor = service.executor
+            if executor.idle():
+                batch, horizon = self._next_batch(item, horizon)
+            elif executor.idle(sleeps=True):  # a sleeper slot is free: start a sleeping run
+                batch = self._sleepers(item, service)
+            else:
+                continue
             if batch:
                 stages.finish(self.runtime, batch)
+
+    def _next_batch(self, item: pytest.Item, horizon: int) -> tuple[list[Work], int]:
+        """The next window of prepared upcoming items, looking further ahead (up to
+        :attr:`horizon`) while everything nearer is finished; and how far it looked."""
+        while True:
+            upcoming = self._upcoming(item, horizon)[1:]
+            with self._lock:
+                self._start(upcoming)
+                batch = self._ready(upcoming)
+                settled = all(self._pending[it.nodeid][0].finished for it in upcoming)
+            if batch or not settled or horizon >= self.horizon or len(upcoming) < horizon:
+                return batch, horizon
+            horizon = min(self.horizon, horizon + self.window)  # all prepared: look further
+
+    def _sleepers(self, item: pytest.Item, service: TestService) -> list[Work]:
+        """Prepared upcoming items whose runs are expected to sleep, up to a window."""
+        upcoming = self._upcoming(item, self.horizon)[1:]
+        with self._lock:
+            ready = self._ready(upcoming, len(upcoming))
+        service.learn(w.spec.problem for w in ready)
+        return [w for w in ready if service.sleeps(w.spec.problem)][: self.window]
 
     def close(self) -> None:
         """Stop the generation threads: requests not yet started are dropped, hung ones are not
