@@ -66,7 +66,7 @@ def _wrap_sandbox() -> None:
         return res
 
     run_once._timeline = True  # type: ignore[attr-defined]
-    mod._run_once = run_once  # type: ignore[assignment]
+    mod._run_once = run_once
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -112,10 +112,12 @@ def test_prefetch_of_a_planned_xdist_worker_reads_the_plan_not_xdist(monkeypatch
     session.items = [_Item(f"s::t{i}[m]", session) for i in range(9)]
     for it in session.items:
         it.config = SimpleNamespace(workerinput={"workerid": "gw1", "workercount": 2})
-    monkeypatch.setattr(prefetch._xdist_queue, "queued_indices", lambda config: pytest.fail("read xdist"))
+    from pytest_vibecheck.plugin import _xdist_queue
+
+    monkeypatch.setattr(_xdist_queue, "queued_indices", lambda config: pytest.fail("read xdist"))
     runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=True)
     pf = prefetch.Prefetcher(runtime, window=4, lookahead=2)  # type: ignore[arg-type]
-    got = pf._upcoming(session.items[1])  # type: ignore[arg-type]
+    got = pf._upcoming(session.items[1])
     assert [it.nodeid for it in got] == ["s::t1[m]", "s::t3[m]", "s::t5[m]"]
 
 
@@ -150,7 +152,7 @@ def test_a_waiting_item_tops_up_idle_sandboxes_with_the_next_items(monkeypatch: 
                               started_tests=lambda: service)
     pf = prefetch.Prefetcher(runtime, window=4, lookahead=4)  # type: ignore[arg-type]
     try:
-        pf.take(session.items[0])  # type: ignore[arg-type]
+        pf.take(session.items[0])
     finally:
         pf.close()
     assert first.done() and len(finished) >= 21  # 20 more items started while the first waited
@@ -186,7 +188,7 @@ def test_a_waiting_item_adds_nothing_while_the_executor_is_busy(monkeypatch: pyt
                               started_tests=lambda: service)
     pf = prefetch.Prefetcher(runtime, window=4, lookahead=4)  # type: ignore[arg-type]
     try:
-        pf.take(session.items[0])  # type: ignore[arg-type]
+        pf.take(session.items[0])
     finally:
         pf.close()
     assert len(batches) == 1  # the first batch only: no top-up while the executor is busy
@@ -223,7 +225,7 @@ def test_a_free_sleeper_slot_starts_the_next_sleeping_item_while_the_cpu_is_busy
                               started_tests=lambda: service)
     pf = prefetch.Prefetcher(runtime, window=1, lookahead=5)  # type: ignore[arg-type]
     try:
-        pf.take(session.items[0])  # type: ignore[arg-type]
+        pf.take(session.items[0])
     finally:
         pf.close()
     assert started == ["t0", "t4"]
