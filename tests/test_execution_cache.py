@@ -148,6 +148,44 @@ def test_lazy_calibration_times_the_reference_only_past_the_floor(tmp_path: Path
     assert again.status == "passed" and cal.measurements == 1
 
 
+def test_a_task_expected_to_sleep_times_its_reference_beside_the_candidate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No floor run for a task expected to sleep past the floor: the candidate runs while the
+    reference is timed; its result stands when it ended within the calibrated limit, else it
+    runs again under that limit (so the verdict is the calibrated limit's either way)."""
+    from pytest_vibecheck.execute import tests as mod
+    from pytest_vibecheck.execute.calibrate import ExpectedTime
+
+    limits: list[float] = []
+    real = mod._run_once
+
+    def counted(code, problem, limit, *args):  # type: ignore[no-untyped-def]
+        if code != problem.canonical_solution:
+            limits.append(limit)
+        return real(code, problem, limit, *args)
+
+    monkeypatch.setattr(mod, "_run_once", counted)
+    prob = dataclasses.replace(bcb_problem(), canonical_solution=SLEEPY.format(s=0.3))
+    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=0.5, factor=4.0)
+    cal.prior = {task_key(prob): ExpectedTime(1.5, 0.01, "suite")}  # shipped: sleeps 1.5 s
+    settings = ExecSettings(calibrator=cal, startup_s=5.0)
+    ok = run_tests(SLEEPY.format(s=0.4), prob, settings)
+    ref = cal.stored(prob)
+    assert ref is not None and ref[0] == "passed" and cal.measurements == 1
+    limit = round(max(0.5, 4 * float(ref[1] or 0)), 3)
+    assert ok.status == "passed" and limits == [6.0]  # one run, under 4 x the expected 1.5 s
+    assert ok.limits["time_limit_s"] == limit and ok.limits["time_limit_source"] == "calibrated"
+    # the next task's candidate ends after the calibrated limit: run again under it
+    slow = dataclasses.replace(prob, task_id="t/bcb2")
+    cal.prior = {task_key(slow): ExpectedTime(1.5, 0.01, "suite")}
+    limits.clear()
+    late = run_tests(SLEEPY.format(s=2.0), slow, settings)
+    assert late.status == "timeout" and len(limits) == 2 and limits[0] == 6.0
+    assert late.limits["time_limit_s"] == round(limits[1], 3) == round(
+        max(0.5, 4 * float((cal.stored(slow) or ("", 0.0, ""))[1] or 0)), 3)
+
+
 def test_lazy_calibration_keeps_a_timeout_when_the_limit_is_the_floor(tmp_path: Path) -> None:
     # factor 1: the limit is max(1 s, reference), the floor while the reference takes < 1 s
     cal = Calibrator(tmp_path / "cal.sqlite", floor_s=1.0, factor=1.0)

@@ -116,3 +116,133 @@ def test_prefetch_keeps_concurrency_generations_running_and_batches_the_rest(mon
         pf.close()
     assert len(set(map(id, works))) == 24 and len(generated) == 24
     assert sum(batches) == 24 and max(batches) <= 8
+
+
+def test_planned_upcoming_is_the_workers_own_positions() -> None:
+    assert prefetch.planned_upcoming(10, 1, 1, 2) == [3, 5, 7, 9]
+    assert prefetch.planned_upcoming(10, 0, 0, 3) == [3, 6, 9]
+    assert prefetch.planned_upcoming(10, 2, 1, 2) == []  # taken from another worker's plan
+
+
+def test_prefetch_of_a_planned_xdist_worker_reads_the_plan_not_xdist(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = SimpleNamespace(items=[])
+    session.items = [_Item(f"s::t{i}[m]", session) for i in range(9)]
+    for it in session.items:
+        it.config = SimpleNamespace(workerinput={"workerid": "gw1", "workercount": 2})
+    from pytest_vibecheck.plugin import _xdist_queue
+
+    monkeypatch.setattr(_xdist_queue, "queued_indices", lambda config: pytest.fail("read xdist"))
+    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=True)
+    pf = prefetch.Prefetcher(runtime, window=4, lookahead=2)  # type: ignore[arg-type]
+    got = pf._upcoming(session.items[1])
+    assert [it.nodeid for it in got] == ["s::t1[m]", "s::t3[m]", "s::t5[m]"]
+
+
+def test_a_waiting_item_tops_up_idle_sandboxes_with_the_next_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first item's run sleeps until later items have been started: the prefetcher starts
+    them (beyond its first window and lookahead) while it waits, because the executor is idle."""
+    from concurrent.futures import Future
+
+    session = SimpleNamespace(items=[])
+    session.items = [_Item(f"s::t{i}[m]", session) for i in range(30)]
+    finished: list[str] = []
+    first: Future[Any] = Future()
+
+    def fake_finish(runtime: Any, works: list[record.Work]) -> None:
+        for w in works:
+            w.finished = True
+            done: Future[Any] = Future()
+            if not finished:
+                w.pending["code"] = first  # the long run: done once item 20 has started
+            else:
+                done.set_result(None)
+                w.pending["code"] = done
+            finished.append(w.spec.problem.task_id)
+            if len(finished) == 21:
+                first.set_result(None)
+
+    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
+    monkeypatch.setattr(stages, "finish", fake_finish)
+    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+    service = SimpleNamespace(executor=SimpleNamespace(idle=lambda: True))
+    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
+                              started_tests=lambda: service)
+    pf = prefetch.Prefetcher(runtime, window=4, lookahead=4)  # type: ignore[arg-type]
+    try:
+        pf.take(session.items[0])
+    finally:
+        pf.close()
+    assert first.done() and len(finished) >= 21  # 20 more items started while the first waited
+
+
+def test_a_waiting_item_adds_nothing_while_the_executor_is_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import Future
+
+    session = SimpleNamespace(items=[])
+    session.items = [_Item(f"s::t{i}[m]", session) for i in range(30)]
+    batches: list[int] = []
+    first: Future[Any] = Future()
+
+    def fake_finish(runtime: Any, works: list[record.Work]) -> None:
+        batches.append(len(works))
+        for w in works:
+            w.finished = True
+        works[0].pending["code"] = first
+
+    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
+    monkeypatch.setattr(stages, "finish", fake_finish)
+    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+    polls: list[int] = []
+
+    def idle(sleeps: bool = False) -> bool:
+        polls.append(1)
+        if len(polls) == 5:
+            first.set_result(None)
+        return False
+
+    service = SimpleNamespace(executor=SimpleNamespace(idle=idle))
+    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
+                              started_tests=lambda: service)
+    pf = prefetch.Prefetcher(runtime, window=4, lookahead=4)  # type: ignore[arg-type]
+    try:
+        pf.take(session.items[0])
+    finally:
+        pf.close()
+    assert len(batches) == 1  # the first batch only: no top-up while the executor is busy
+
+
+def test_a_free_sleeper_slot_starts_the_next_sleeping_item_while_the_cpu_is_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU slot is busy (a long queue), a sleeper slot is free: of the prepared upcoming
+    items, only the one expected to sleep is started now."""
+    from concurrent.futures import Future
+
+    session = SimpleNamespace(items=[])
+    session.items = [_Item(f"s::t{i}[m]", session) for i in range(6)]
+    for i, it in enumerate(session.items):
+        it.spec = ItemSpec("s", None, SimpleNamespace(task_id=f"t{i}"), "m", "m", "baseline", 0, 0)  # type: ignore[arg-type]
+    started: list[str] = []
+    first: Future[Any] = Future()
+
+    def fake_finish(runtime: Any, works: list[record.Work]) -> None:
+        for w in works:
+            w.finished = True
+            started.append(w.spec.problem.task_id)
+        if len(started) == 1:
+            works[0].pending["code"] = first
+        elif "t4" in started:
+            first.set_result(None)
+
+    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
+    monkeypatch.setattr(stages, "finish", fake_finish)
+    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+    executor = SimpleNamespace(idle=lambda sleeps=False: sleeps)
+    service = SimpleNamespace(executor=executor, learn=lambda problems: list(problems),
+                              sleeps=lambda problem: problem.task_id == "t4")
+    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
+                              started_tests=lambda: service)
+    pf = prefetch.Prefetcher(runtime, window=1, lookahead=5)  # type: ignore[arg-type]
+    try:
+        pf.take(session.items[0])
+    finally:
+        pf.close()
+    assert started == ["t0", "t4"]

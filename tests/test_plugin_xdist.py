@@ -78,7 +78,7 @@ def test_n2_and_n0_give_identical_aggregates(workdir: Path) -> None:
     )
     env = _env(VIBECHECK_SCRIPTED=str(script))
     args = ("--vibe-model", "scripted:bot", "--vibe-model", "reference", "--vibe-suite", "suite",
-            "--vibe-k", "1,2", "--vibe-cache-mode", "off", "-q")
+            "--vibe-k", "1,2", "--vibe-cache-mode", "off", "-q", "--vibe-progress", "always")
     r0 = _pytest(workdir, *args, "-n", "0", "--vibe-report", "n0.json", env=env)
     r2 = _pytest(workdir, *args, "-n", "2", "--vibe-report", "n2.json", env=env)
     assert r0.returncode == r2.returncode == 1, r0.stdout[-3000:] + r2.stdout[-3000:]
@@ -89,6 +89,16 @@ def test_n2_and_n0_give_identical_aggregates(workdir: Path) -> None:
     assert len(rep0["aggregates"]) == 10  # 2 models x (baseline, single 1, single 2, multi 1, multi 2)
     assert _strip(rep0) == _strip(rep2)
     assert _summary(r0.stdout) == _summary(r2.stdout)
+    # the progress line counts generations and tokens from the setup report's record (later
+    # reports carry a marker over xdist): the same with -n 2 as without
+    last0, last2 = (_progress(r.stdout)[-1] for r in (r0, r2))
+    assert last0.startswith("vibecheck: 30/30 items (100%); generations 48 requested, 0 from")
+    assert last0.split("; elapsed")[0] == last2.split("; elapsed")[0]
+    assert "tokens 72 in / 96 out" in last0  # 24 scripted requests of 3 + 4 tokens
+
+
+def _progress(out: str) -> list[str]:
+    return [ln for ln in out.splitlines() if ln.startswith("vibecheck: ") and " items (" in ln]
 
 
 def _rows(db: Path) -> int:

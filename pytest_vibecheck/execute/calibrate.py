@@ -74,8 +74,9 @@ CREATE TABLE IF NOT EXISTS task_times (
 @dataclass(frozen=True)
 class ExpectedTime:
     """How long a task's tests are expected to take on this machine: ``wall_s`` seconds of wall
-    clock, ``cpu_s`` CPU seconds (None when unknown); ``source`` is ``reference`` or
-    ``observed`` (the last candidate run)."""
+    clock, ``cpu_s`` CPU seconds (None when unknown); ``source`` is ``reference``,
+    ``observed`` (the last candidate run) or ``suite`` (shipped with the suite, measured
+    elsewhere: :mod:`pytest_vibecheck.suites.durations`)."""
 
     wall_s: float
     cpu_s: float | None
@@ -211,6 +212,10 @@ class Calibrator(SQLiteStore):
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.measurements = 0
+        #: expected durations known before anything ran here (a suite's shipped
+        #: ``durations.json``: :mod:`pytest_vibecheck.suites.durations`), by task key; what this
+        #: machine measured overrides them; scheduling only, never a limit
+        self.prior: dict[str, ExpectedTime] = {}
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Sent to other processes (a Ray task) as its settings: same store path (absolute),
@@ -282,10 +287,10 @@ class Calibrator(SQLiteStore):
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
 
     def snapshot(self) -> dict[str, ExpectedTime]:
-        """Every expected duration stored for this machine, by :func:`task_key`: the
-        reference's time when it passed, else the last observed candidate's. One read of the
-        store (a failure warns and returns nothing)."""
-        out: dict[str, ExpectedTime] = {}
+        """Every expected duration for this machine, by :func:`task_key`: the reference's time
+        when it passed, else the last observed candidate's, else the :attr:`prior` (shipped
+        with the suite). One read of the store (a failure warns and returns the prior)."""
+        out: dict[str, ExpectedTime] = dict(self.prior)
         try:
             conn = self.connection()
             for task, wall, cpu in conn.execute(
@@ -301,6 +306,28 @@ class Calibrator(SQLiteStore):
         except (sqlite3.Error, CalibrationStoreError) as exc:
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
         return out
+
+    def expected(self, problem: Problem) -> ExpectedTime | None:
+        """``problem``'s expected duration from one read of its own rows (see
+        :meth:`snapshot` for the sources), or None when nothing is known."""
+        key = task_key(problem)
+        try:
+            conn = self.connection()
+            ref = conn.execute(
+                "SELECT status, seconds, cpu_s FROM reference_times WHERE machine = ? AND task = ?",
+                (self.machine, key),
+            ).fetchone()
+            if ref is not None and ref[0] == "passed" and ref[1] is not None:
+                return ExpectedTime(float(ref[1]), ref[2], "reference")
+            seen = conn.execute(
+                "SELECT wall_s, cpu_s FROM task_times WHERE machine = ? AND task = ?",
+                (self.machine, key),
+            ).fetchone()
+            if seen is not None:
+                return ExpectedTime(float(seen[0]), seen[1], "observed")
+        except (sqlite3.Error, CalibrationStoreError) as exc:
+            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+        return self.prior.get(key)
 
     def expected_times(self, problems: Iterable[Problem]) -> dict[str, ExpectedTime]:
         """Expected durations by task id for ``problems`` (tasks never run are left out)."""

@@ -97,8 +97,9 @@ class Executor:
         for scheduling only."""
         raise NotImplementedError
 
-    def idle(self) -> bool:
-        """True when a new run would start at once (nothing queued, a slot free)."""
+    def idle(self, sleeps: bool = False) -> bool:
+        """True when a new run would start at once (nothing queued, a slot free); with
+        ``sleeps``, a run expected to sleep."""
         return True
 
     def close(self) -> None:
@@ -164,8 +165,10 @@ class LocalExecutor(Executor):
         self._pump()
         return fut
 
-    def idle(self) -> bool:
+    def idle(self, sleeps: bool = False) -> bool:
         with self._lock:
+            if sleeps and self._sleepers < self.sleeper_slots:
+                return True
             return not self._queue and self._cpu < self.slots
 
     def _pump(self) -> None:
@@ -268,16 +271,24 @@ class TestService:
         self.settings = settings
         self.cache = cache
         self.expected: dict[str, ExpectedTime] = dict(expected or {})
+        self._looked: set[str] = set(self.expected)
         self._inflight: dict[str, Future[ExecResult]] = {}
         self._lock = threading.Lock()
 
     def learn(self, problems: Iterable[Problem]) -> None:
-        """Read the expected durations of ``problems`` from the calibrator (one query)."""
+        """Read the expected durations of ``problems`` from the calibrator (one query for
+        those not looked up before)."""
         cal = self.settings.calibrator
         if cal is not None:
-            todo = [p for p in problems if p.task_id not in self.expected]
+            todo = [p for p in problems if p.task_id not in self._looked]
             if todo:
+                self._looked.update(p.task_id for p in todo)
                 self.expected.update(cal.expected_times(todo))
+
+    def sleeps(self, problem: Problem) -> bool:
+        """True when ``problem``'s run is expected to mostly sleep (see :meth:`learn`)."""
+        expected = self.expected.get(problem.task_id)
+        return expected is not None and expected.sleeps
 
     def submit(self, code: str, problem: Problem) -> Future[ExecResult]:
         """A future for the result of ``code`` on ``problem``: done at once for a skipped task

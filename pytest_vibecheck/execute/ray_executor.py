@@ -110,7 +110,7 @@ class RayExecutor(Executor):
         inner.add_done_callback(done)
         return out
 
-    def idle(self) -> bool:
+    def idle(self, sleeps: bool = False) -> bool:
         return True  # Ray queues and places the tasks itself
 
     def close(self) -> None:

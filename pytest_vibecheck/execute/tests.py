@@ -34,7 +34,7 @@ from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute import envcheck
 from pytest_vibecheck.execute._child.compare import GRADINGS
 from pytest_vibecheck.execute.cache import ExecCache, cache_key
-from pytest_vibecheck.execute.calibrate import Calibration, Calibrator, is_sleeper
+from pytest_vibecheck.execute.calibrate import Calibration, Calibrator, ExpectedTime, is_sleeper
 from pytest_vibecheck.execute.expected import expected_tests
 from pytest_vibecheck.execute.sandbox import (
     SANDBOX_VERSION,
@@ -316,6 +316,9 @@ def execute(code: str, problem: Problem, settings: ExecSettings) -> ExecResult:
     Only a candidate that exceeds it has the reference timed and is run again under the
     calibrated limit (when that is above the floor). Every calibrated limit is at least the
     floor, so the verdict is the one the calibrated limit gives.
+
+    A task expected to sleep past the floor (:func:`_sleeps_past_floor`) skips the floor run:
+    its reference is timed while the candidate runs (:func:`_beside_reference`).
     """
     cal = settings.calibrator
     if settings.time_limit_s is not None or cal is None:
@@ -327,6 +330,9 @@ def execute(code: str, problem: Problem, settings: ExecSettings) -> ExecResult:
         result = _run_once(code, problem, known.limit_s, _limit_info(known), settings)
         return _observed(cal, problem, result)
     floor = cal.floor_s
+    expected = _sleeps_past_floor(cal, problem)
+    if expected is not None:
+        return _observed(cal, problem, _beside_reference(code, problem, settings, expected))
     first = _run_once(code, problem, floor, {"time_limit_source": "floor"}, settings)
     if first.status != "timeout":
         return _observed(cal, problem, first)
@@ -345,6 +351,59 @@ def execute(code: str, problem: Problem, settings: ExecSettings) -> ExecResult:
         return _observed(cal, problem, dataclasses.replace(first, limits=limits))
     again = _run_once(code, problem, found.limit_s, _limit_info(found), settings)
     return _observed(cal, problem, again)
+
+
+def _sleeps_past_floor(cal: Calibrator, problem: Problem) -> ExpectedTime | None:
+    """``problem``'s expected duration when it says the tests mostly sleep (so timing the
+    reference beside the candidate takes no CPU from either) for longer than the floor (so the
+    floor run would only time out); else None."""
+    expected = cal.expected(problem)
+    if expected is None or not expected.sleeps or expected.wall_s <= cal.floor_s:
+        return None
+    return expected
+
+
+def _beside_reference(
+    code: str, problem: Problem, settings: ExecSettings, expected: ExpectedTime
+) -> ExecResult:
+    """The candidate under the limit its expected duration suggests, while the reference is
+    timed in another sandbox; the result stands when the run ended by itself (not a timeout)
+    within the calibrated limit ``L``, in wall-clock test time and in CPU seconds: a run that
+    no limit stopped and that ended within ``L`` is the run ``L`` gives. Else the candidate
+    runs again under ``L`` (the verdict is always the calibrated limit's)."""
+    import threading
+
+    cal = settings.calibrator
+    assert cal is not None
+    default = _default_limit(problem, settings)
+    found: list[Calibration] = []
+    timing = threading.Thread(
+        target=lambda: found.append(cal.calibrate(problem, default, settings)),
+        name="vibecheck-reference",
+        daemon=True,
+    )
+    timing.start()
+    guess = cal.limit_from(expected.wall_s)
+    first = _run_once(code, problem, guess, {"time_limit_source": "calibrated"}, settings)
+    timing.join()
+    if not found:  # the timing thread failed: the plain path measures (or fails) again
+        found.append(cal.calibrate(problem, default, settings))
+    limit = found[0]
+    ended_within = (
+        first.status not in ("timeout", "error")
+        and first.test_time_s is not None
+        and first.test_time_s <= limit.limit_s
+        and (first.cpu_time_s or 0.0) <= limit.limit_s
+    )
+    if ended_within:
+        limits = {
+            **first.limits,
+            **_limit_info(limit),
+            "time_limit_s": round(limit.limit_s, 3),
+            "wall_s": _wall_clock(problem, limit.limit_s, settings),
+        }
+        return dataclasses.replace(first, limits=limits)
+    return _run_once(code, problem, limit.limit_s, _limit_info(limit), settings)
 
 
 def _observed(cal: Calibrator | None, problem: Problem, result: ExecResult) -> ExecResult:

@@ -403,7 +403,11 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Show an infrastructure error as its one-paragraph cause, without a traceback; carry the
     item's record as a report attribute, with short properties for JUnit files in its place
-    (:func:`pytest_vibecheck.report.properties.move_record`)."""
+    (:func:`pytest_vibecheck.report.properties.move_record`). The full record travels once,
+    with the setup report (the item runs in its setup, so the record is complete when setup
+    ends); the call and teardown reports carry the marker
+    :data:`~pytest_vibecheck.report.collector.SAME_AS_SETUP` (slim reports over xdist: every
+    reader on the controller keeps what it needs from the setup report)."""
     report = yield
     if not _active(item.config):
         return report
@@ -414,9 +418,13 @@ def pytest_runtest_makereport(
         return report
     if call.excinfo is not None and isinstance(call.excinfo.value, VibeInfraError):
         report.longrepr = str(call.excinfo.value)
-    from pytest_vibecheck.report.properties import item_properties, move_record
+    from pytest_vibecheck.report.collector import SAME_AS_SETUP
+    from pytest_vibecheck.report.properties import RECORDS_ATTR, item_properties, move_record
 
     move_record(report, "vibecheck", item_properties)
+    records = getattr(report, RECORDS_ATTR, None)
+    if call.when != "setup" and isinstance(records, dict) and "vibecheck" in records:
+        records["vibecheck"] = SAME_AS_SETUP
     return report
 
 

@@ -17,11 +17,14 @@ from typing import Any
 
 import pytest
 
+from pytest_vibecheck.plugin.run.prefetch import HORIZON, WINDOW
+
 __all__ = ["SEND_AHEAD", "DurationScheduling", "worker_number"]
 
-#: Items sent to a node ahead of the one it runs; must exceed the worker's prefetch horizon
-#: (:data:`pytest_vibecheck.plugin.run.prefetch.LOOKAHEAD`), so no sent item is ever taken away.
-SEND_AHEAD = 96
+#: Items sent to a node ahead of the one it runs; exceeds how far ahead the worker prepares
+#: items (:data:`pytest_vibecheck.plugin.run.prefetch.HORIZON`), so an item the owner may be
+#: preparing is always sent to it and never taken by another node.
+SEND_AHEAD = HORIZON + WINDOW
 
 
 def worker_number(workerid: str) -> int | None:

@@ -1,7 +1,8 @@
 """Live progress of a benchmark run, what it spent, and why it stopped (controller only).
 
 :class:`RunProgress` is a plugin on the controller (never on an xdist worker). From the items'
-records (:func:`pytest_vibecheck.report.properties.record_of`, the same with or without ``-n``) it counts items done
+records (:func:`pytest_vibecheck.report.properties.record_of`, the same with or without ``-n``;
+the full record comes with the setup report, later reports carry a marker) it counts items done
 out of the total, generations requested and served from the cache, tokens in and out (of replies
 generated now; cache hits cost nothing) and an ETA. It prints one line each time another
 :data:`STEP` of the items is done, once the run has lasted :data:`QUIET_S` seconds (so short runs
@@ -77,6 +78,9 @@ class RunProgress:
         self.not_run: Counter[str] = Counter()
         self.started = time.monotonic()
         self._finished: set[str] = set()
+        #: full records by node id (from the setup report) until the item is counted: the
+        #: call and teardown reports carry only a marker (slim reports over xdist)
+        self._records: dict[str, Mapping[str, Any]] = {}
         self._next_step = STEP
         self.ci = bool(os.environ.get("CI")) or not sys.stdout.isatty()
 
@@ -93,8 +97,11 @@ class RunProgress:
         record = _record(report)
         if record is None or report.nodeid in self._finished:
             return
+        if not record.get("same_as_setup"):
+            self._records[report.nodeid] = record
         if not (report.when == "teardown" or report.failed or report.skipped):
             return
+        record = self._records.pop(report.nodeid, record)
         self._finished.add(report.nodeid)
         self.done += 1
         for turn in record.get("turns") or []:

@@ -88,7 +88,10 @@ def move_record(
 
 
 def record_of(report: pytest.TestReport, name: str = "vibecheck") -> Mapping[str, Any] | None:
-    """The record of ``name`` carried by ``report`` (see :func:`move_record`), or None."""
+    """The record of ``name`` carried by ``report`` (see :func:`move_record`), or None. A
+    benchmark item's full record comes with its setup report; its call and teardown reports
+    carry :data:`~pytest_vibecheck.report.collector.SAME_AS_SETUP` (``{"same_as_setup":
+    True}``), so a reader keeps what it needs from the setup report."""
     records = getattr(report, RECORDS_ATTR, None)
     found = records.get(name) if isinstance(records, Mapping) else None
     if isinstance(found, Mapping):
