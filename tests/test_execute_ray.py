@@ -63,15 +63,21 @@ def _rows(path: Path) -> dict[str, tuple[str, tuple[str, ...]]]:
 
 
 def test_exec_batch_on_ray_matches_the_local_pool(ray_cluster: Any, tmp_path: Path) -> None:
-    settings = ExecSettings(
-        calibrator=Calibrator(tmp_path / "cal.sqlite", floor_s=1.0), startup_s=5.0
-    )
-    local = run_many(_batch(), settings, ExecCache(tmp_path / "local.sqlite"), workers=2)
+    # one calibration store per side: lazy calibration remembers that a task's candidates ran
+    # past the floor and then times its reference up front, so a shared store would give the
+    # second side calibrated limits from the first side's history, whatever the executor
+    def settings(side: str) -> ExecSettings:
+        return ExecSettings(
+            calibrator=Calibrator(tmp_path / f"cal-{side}.sqlite", floor_s=1.0), startup_s=5.0
+        )
+
+    local = run_many(_batch(), settings("local"), ExecCache(tmp_path / "local.sqlite"), workers=2)
     executor = make_executor("ray")
     try:
         assert executor.name == "ray"
-        remote = run_many(_batch(), settings, ExecCache(tmp_path / "ray.sqlite"), executor=executor)
-        again = run_many(_batch(), settings, ExecCache(tmp_path / "ray.sqlite"), executor=executor)
+        ray_settings = settings("ray")
+        remote = run_many(_batch(), ray_settings, ExecCache(tmp_path / "ray.sqlite"), executor=executor)
+        again = run_many(_batch(), ray_settings, ExecCache(tmp_path / "ray.sqlite"), executor=executor)
     finally:
         executor.close()
     assert [r.status for r in local] == [
