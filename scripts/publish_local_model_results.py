@@ -26,6 +26,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +65,11 @@ def complete_tasks(cache: str, base_url: str, limit: int = 30, max_tokens: int =
     the suite as it is now and the cached replies) is in ``cache``: a partial run's coherent part.
     """
     from pytest_vibecheck.generate import protocols
-    from pytest_vibecheck.generate.backends.base import BackendSettings, GenerationError
+    from pytest_vibecheck.generate.backends.base import BackendSettings, GenerationError, Message
     from pytest_vibecheck.generate.backends.registry import make_backend
     from pytest_vibecheck.generate.cache import GenerationCache
     from pytest_vibecheck.generate.generator import Generator, request_for
+    from pytest_vibecheck.suites.problem import Problem
     from pytest_vibecheck.suites.store import load_suite
 
     store = GenerationCache(cache)
@@ -75,8 +77,8 @@ def complete_tasks(cache: str, base_url: str, limit: int = 30, max_tokens: int =
     done: list[str] = []
     try:
         for problem in list(load_suite("bigvibebench-lite"))[:limit]:
-            def ask(messages: object, label: str, problem: object = problem) -> str:
-                req = request_for(problem, messages, label, temperature=0.0, max_tokens=max_tokens)  # type: ignore[arg-type]
+            def ask(messages: Sequence[Message], label: str, problem: Problem = problem) -> str:
+                req = request_for(problem, messages, label, temperature=0.0, max_tokens=max_tokens)
                 return gen.generate(req).text
             try:
                 for k in (1, 3, 5):

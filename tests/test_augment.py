@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from augment_helpers import (
@@ -413,14 +414,15 @@ def api() -> Iterator[FakeAPI]:
 
 
 def selector(
-    spec: str, api: FakeAPI, cache: Path, env: dict[str, str] | None = None, **kw: object
+    spec: str, api: FakeAPI, cache: Path, env: dict[str, str] | None = None, **kw: Any
 ) -> LLMSelector:
-    """The LLM selector of ``spec`` against the local server (key from ``env``)."""
+    """The LLM selector of ``spec`` against the local server (key from ``env``; ``kw`` are
+    further :class:`BackendSettings` fields)."""
     provider = spec.partition(":")[0]
     base_url = api.url + ("/v1" if provider == "openai" else "")
     if env is None:
         env = {"OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY": KEY}
-    settings = BackendSettings(base_url=base_url, env=env, timeout_s=10.0, **kw)  # type: ignore[arg-type]
+    settings = BackendSettings(base_url=base_url, env=env, timeout_s=10.0, **kw)
     sel = make_selector(spec, cache_path=cache, settings=settings)
     assert isinstance(sel, LLMSelector)
     return sel

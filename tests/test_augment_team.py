@@ -19,6 +19,7 @@ from pytest_vibecheck.generate.backends import BackendSettings
 from pytest_vibecheck.registry import activate, registry_for_project
 from pytest_vibecheck.suites.augment import augment, permutation
 from pytest_vibecheck.suites.loaders import load_bigcodebench
+from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.selectors import make_selector
 from pytest_vibecheck.suites.selectors.rules import RulesSelector
 from pytest_vibecheck.suites.store import load_suite
@@ -62,8 +63,9 @@ def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def decision(problem: object, iid: str) -> dict[str, str]:
-    return next(d for d in problem.provenance["decisions"] if d["id"] == iid)  # type: ignore[attr-defined]
+def decision(problem: Problem, iid: str) -> dict[str, str]:
+    found: dict[str, str] = next(d for d in problem.provenance["decisions"] if d["id"] == iid)
+    return found
 
 
 def test_vibecheck_augment_and_stats_with_a_team_instruction(

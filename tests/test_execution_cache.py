@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from exec_helpers import bcb_problem, humaneval_problem
@@ -13,7 +15,8 @@ from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.cache import ExecCache, ExecCacheError, cache_key
 from pytest_vibecheck.execute.calibrate import Calibrator, machine_id, task_key
 from pytest_vibecheck.execute.pool import default_workers, run_many, timed_run_many
-from pytest_vibecheck.execute.tests import ExecSettings, run_tests
+from pytest_vibecheck.execute.tests import ExecResult, ExecSettings, run_tests
+from pytest_vibecheck.suites.problem import Problem
 
 FAST = ExecSettings(time_limit_s=10)
 
@@ -160,10 +163,12 @@ def test_a_task_expected_to_sleep_times_its_reference_beside_the_candidate(
     limits: list[float] = []
     real = mod._run_once
 
-    def counted(code, problem, limit, *args):  # type: ignore[no-untyped-def]
+    def counted(
+        code: str, problem: Problem, limit: float, limit_info: Mapping[str, Any], settings: ExecSettings
+    ) -> ExecResult:
         if code != problem.canonical_solution:
             limits.append(limit)
-        return real(code, problem, limit, *args)
+        return real(code, problem, limit, limit_info, settings)
 
     monkeypatch.setattr(mod, "_run_once", counted)
     prob = dataclasses.replace(bcb_problem(), canonical_solution=SLEEPY.format(s=0.3))

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_helpers import tiny_problems, write_script, write_tiny_suite
+from plugin_helpers import report_items, tiny_problems, write_script, write_tiny_suite
 
 from pytest_vibecheck.generate.backends.base import messages_fingerprint
 from pytest_vibecheck.generate.backends.replay import read_entries, resolve_replay
@@ -34,6 +34,7 @@ from pytest_vibecheck.generate.replay_export import (
     export_replay,
     report_keys,
 )
+from pytest_vibecheck.report.records import ReportItem
 from pytest_vibecheck.report.results_page import behaviour_counts, headline_rows
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,7 +74,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # some items fail: the model's result
     report = json.loads((work / "r.json").read_text())
-    assert [i["error"] for i in report["items"] if i["outcome"] == "error"] == []
+    assert [i["error"] for i in report_items(report) if i["outcome"] == "error"] == []
     return work
 
 
@@ -196,7 +197,7 @@ def test_results_page_from_report(recorded: Path, tmp_path: Path) -> None:
 EXTRACTION_FIELDS = ("method", "blocks", "no_code", "code_sha256")
 
 
-def _digest(item: dict[str, Any]) -> dict[str, Any]:
+def _digest(item: ReportItem) -> dict[str, Any]:
     """What re-scoring must reproduce of an item: outcome, and per turn the extraction, the test
     status and failed tests, every verdict with its violations."""
     return {
@@ -224,7 +225,7 @@ def _digest(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _by_unit(report: dict[str, Any]) -> dict[tuple[str, str, int, int], dict[str, Any]]:
-    return {(i["task_id"], i["protocol"], i["k"], i["sample"]): _digest(i) for i in report["items"]}
+    return {(i["task_id"], i["protocol"], i["k"], i["sample"]): _digest(i) for i in report_items(report)}
 
 
 def _rescore(tmp_path: Path, published: dict[str, Any], tasks: list[str], workers: int = 2) -> dict[str, Any]:
@@ -256,13 +257,13 @@ def _rescore(tmp_path: Path, published: dict[str, Any], tasks: list[str], worker
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
     rescored: dict[str, Any] = json.loads((tmp_path / "rescored.json").read_text(encoding="utf-8"))
     # every item was scored: no replay miss (a request whose recorded reply is missing)
-    assert [i["error"] for i in rescored["items"] if i["outcome"] == "error"] == []
+    assert [i["error"] for i in report_items(rescored) if i["outcome"] == "error"] == []
     return rescored
 
 
 def _published_tasks(published: dict[str, Any]) -> list[str]:
     seen: dict[str, None] = {}
-    for item in published["items"]:
+    for item in report_items(published):
         seen.setdefault(item["task_id"], None)
     return list(seen)
 
