@@ -264,8 +264,27 @@ def test_three_plugin_shards_merge_to_the_unsharded_run(pytester: pytest.Pyteste
         merged = json.loads(merged_path.read_text(encoding="utf-8"))
         assert merged["aggregates"] == full["aggregates"]
         assert merged["generation"] == full["generation"]
+        assert merged["run"]["spend"] == full["run"]["spend"]  # the reference spends nothing
         assert [i["nodeid"] for i in merged["items"]] == [i["nodeid"] for i in full["items"]]
         if count == 2:  # one task's items are in both shards, and the shards differ from the whole
             tasks = [{i["task_id"] for i in s["items"]} for s in shards]
             assert tasks[0] & tasks[1]
             assert all(s["aggregates"] != full["aggregates"] for s in shards)
+
+
+def test_merge_sums_what_the_shards_spent() -> None:
+    from pytest_vibecheck.report.merge import merge_spend
+
+    def spend(requests: int, tin: int, tout: int, usd: float | None, stopped: bool) -> dict[str, Any]:
+        model = {"requests": requests, "input_tokens": tin, "output_tokens": tout, "usd": usd}
+        return {"requests": requests, "input_tokens": tin, "output_tokens": tout, "cache_hits": 1,
+                "usd": usd, "prices_as_of": "2025-10", "budget": "$5", "budget_stopped": stopped,
+                "models": {"openai:gpt-5": model}}
+
+    merged = merge_spend([spend(2, 1000, 500, 0.00625, False), spend(3, 3000, 100, 0.00475, True)])
+    assert merged == {
+        "requests": 5, "input_tokens": 4000, "output_tokens": 600, "cache_hits": 2, "usd": 0.011,
+        "prices_as_of": "2025-10", "budget": "$5", "budget_stopped": True,
+        "models": {"openai:gpt-5": {"requests": 5, "input_tokens": 4000, "output_tokens": 600, "usd": 0.011}},
+    }
+    assert merge_spend([spend(1, 1, 1, None, False), spend(1, 1, 1, 0.5, False)])["usd"] is None

@@ -284,9 +284,10 @@ def test_progress_lines_and_what_was_spent(tiny: pytest.Pytester, monkeypatch: p
     monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
     result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline,multi",
                             "--vibe-k", "1", "--vibe-progress", "always")
-    # multi-turn turn 0 is the baseline's request (from the cache): tokens count once
+    # multi-turn turn 0 is the baseline's request (from the cache): tokens count once; which
+    # of the two items got the reply and which the cache hit depends on the prefetch threads
     result.stdout.fnmatch_lines([
-        "vibecheck: 1/6 items (17%); generations 1 requested, 0 from the cache; tokens 1.2k in / 300 out; elapsed *, ETA *",
+        "vibecheck: 1/6 items (17%); generations 1 requested, * from the cache; tokens * in / * out; elapsed *, ETA *",
         "vibecheck: 2/6 items (33%); generations 3 requested, 1 from the cache; tokens 2.4k in / 600 out; *",
         "vibecheck: 6/6 items (100%); generations 9 requested, 3 from the cache; tokens 7.2k in / 1.8k out; elapsed *, ETA 0m00s",
     ])
@@ -321,8 +322,33 @@ def test_budget_stops_new_requests_and_the_rest_is_not_run(tiny: pytest.Pytester
         "vibecheck: spent 2,000 input + 1,000 output tokens on 2 model requests; budget 3k",
         f"vibecheck: stopped the run: {reason}; 4 items not run",
     ])
-    skipped = [i for i in report_items(load_report(tiny.path / "r.json")) if i["outcome"] == "skipped"]
+    report = load_report(tiny.path / "r.json")
+    skipped = [i for i in report_items(report) if i["outcome"] == "skipped"]
     assert {i["skip_reason"] for i in skipped} == {f"vibecheck: not run: {reason}"}
+    # the JSON report says what the summary line says, and that the budget stopped the run
+    assert report["run"]["spend"] == {
+        "requests": 2, "input_tokens": 2000, "output_tokens": 1000, "cache_hits": 1, "usd": None,
+        "prices_as_of": "2025-10", "budget": "3k", "budget_stopped": True,
+        "models": {"scripted:bot": {"requests": 2, "input_tokens": 2000, "output_tokens": 1000, "usd": None}},
+    }
+
+
+def test_the_json_report_states_what_was_spent_in_dollars(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model with a list price (scripted under gpt-5's name: $1.25 / $10 per 1M tokens)."""
+    script = write_script(tiny.path / "script.json", "gpt-5", usage={"input_tokens": 1000, "output_tokens": 500})
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = tiny.runpytest("--vibe-model", "scripted:gpt-5", *SUITE, "--vibe-protocol", "baseline",
+                            "--vibe-budget", "$5", "--vibe-report", "r.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        "vibecheck: spent 3,000 input + 1,500 output tokens on 3 model requests ($0.02 at list prices); budget $5",
+    ])
+    usd = (3000 * 1.25 + 1500 * 10.0) / 1_000_000  # 0.01875
+    assert load_report(tiny.path / "r.json")["run"]["spend"] == {
+        "requests": 3, "input_tokens": 3000, "output_tokens": 1500, "cache_hits": 0, "usd": usd,
+        "prices_as_of": "2025-10", "budget": "$5", "budget_stopped": False,
+        "models": {"scripted:gpt-5": {"requests": 3, "input_tokens": 3000, "output_tokens": 1500, "usd": usd}},
+    }
 
 
 def test_dollar_budget_needs_a_known_price(tiny: pytest.Pytester) -> None:
@@ -355,9 +381,13 @@ def test_a_replay_run_spends_nothing(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--vibe-model=replay:qwen2.5-coder-0.5b-instruct-q4",
         "--vibe-suite=bigvibebench-lite", "--vibe-protocol=baseline", "--vibe-limit=2",
-        "--vibe-max-tokens=1024", "-q", "--tb=no", "--vibe-no-fail-items",
+        "--vibe-max-tokens=1024", "-q", "--tb=no", "--vibe-no-fail-items", "--vibe-report=r.json",
     )
     assert result.ret == 0
     out = result.stdout.str()
     assert "2 from offline models" in out
     assert not [ln for ln in result.outlines if ln.startswith("vibecheck: spent")]
+    assert load_report(pytester.path / "r.json")["run"]["spend"] == {
+        "requests": 0, "input_tokens": 0, "output_tokens": 0, "cache_hits": 0, "usd": 0.0,
+        "prices_as_of": "2025-10", "budget": None, "budget_stopped": False, "models": {},
+    }

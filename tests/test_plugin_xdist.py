@@ -95,6 +95,13 @@ def test_n2_and_n0_give_identical_aggregates(workdir: Path) -> None:
     assert last0.startswith("vibecheck: 30/30 items (100%); generations 48 requested, 0 from")
     assert last0.split("; elapsed")[0] == last2.split("; elapsed")[0]
     assert "tokens 72 in / 96 out" in last0  # 24 scripted requests of 3 + 4 tokens
+    # what the run spent: the two workers' requests meet in the run's shared state; the
+    # reference model (offline) spends nothing; 8 requests per task with the cache off
+    bot = {"requests": 24, "input_tokens": 72, "output_tokens": 96, "usd": None}
+    assert rep0["run"]["spend"] == rep2["run"]["spend"] == {
+        **bot, "cache_hits": 0, "prices_as_of": "2025-10", "budget": None, "budget_stopped": False,
+        "models": {"scripted:bot": bot},
+    }
 
 
 def _progress(out: str) -> list[str]:

@@ -25,6 +25,9 @@ PAIRS: list[tuple[type, dict[str, Any]]] = [
     (records.VerdictRecord, DEFS["verdict"]),
     (records.ViolationRecord, DEFS["violation"]),
     (records.ErrorRecord, ITEM["properties"]["error"]["oneOf"][1]),
+    (records.SpendRecord, report_schema()["properties"]["run"]["properties"]["spend"]),
+    (records.ModelSpendRecord,
+     report_schema()["properties"]["run"]["properties"]["spend"]["properties"]["models"]["additionalProperties"]),
 ]
 
 

@@ -131,6 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
         summary = VibeSummary(config, settings)
         summary.selection = selection
         summary.environment = runtime.environment.to_dict()
+        summary.guard = runtime.guard
         config.stash[SUMMARY_KEY] = summary
         config.pluginmanager.register(summary, "vibecheck-summary")
         progress = RunProgress(config, runtime.guard, settings.progress)

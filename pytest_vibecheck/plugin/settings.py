@@ -474,11 +474,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
                toml_keys=("max_errors", "max-errors")),
     OptionSpec("budget", "--vibe-budget", "TOKENS|$USD",
                "stop sending requests once the run spent this many tokens (200k, 2M) or dollars at "
-               "list prices ($5), or both (2M,$5); the summary states what was spent",
+               "list prices ($5), or both (2M,$5); the summary and the JSON report (run.spend) "
+               "state what was spent",
                _validate_budget, toml_keys=("budget",)),
     OptionSpec("progress", "--vibe-progress", "MODE",
-               "progress lines (items, generations, tokens, ETA): auto (every 5%% once the run "
-               "has lasted 5 s; default), always, off", _validate_progress,
+               "progress (items, generations, cache hits, tokens, ETA): on a terminal a live "
+               "status beside pytest's progress characters, in CI logs ($CI set, or not a "
+               "terminal) and with -v a line every 5%% once the run has lasted 5 s; auto "
+               "(default), always (lines from the start), off", _validate_progress,
                toml_keys=("progress",)),
     OptionSpec("junitxml", "--vibe-junitxml", "PATH",
                "write a JUnit XML file with the metrics as test-suite properties",

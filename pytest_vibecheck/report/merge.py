@@ -30,7 +30,7 @@ from typing import Any
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.report.json_report import build_report, load_report
 
-__all__ = ["SAME_SETTINGS", "MergeError", "merge_files", "merge_reports"]
+__all__ = ["SAME_SETTINGS", "MergeError", "merge_files", "merge_reports", "merge_spend"]
 
 #: Keys of ``run.settings`` that must be equal in every merged report.
 SAME_SETTINGS: tuple[str, ...] = (
@@ -137,7 +137,37 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str,
     for key in ("plugin_version", "python_version", "pytest_version", "platform"):
         merged["run"][key] = first["run"].get(key, merged["run"][key])
     merged["run"]["ruff_version"] = ruff[0] if ruff else merged["run"]["ruff_version"]
+    spends = [r.get("spend") for r in runs]
+    if spends and all(isinstance(sp, Mapping) for sp in spends):
+        merged["run"]["spend"] = merge_spend(spends)
     return merged
+
+
+def merge_spend(spends: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``run.spend`` of shards together (docs/report-schema.md): counts and dollars summed
+    (dollars None when any shard's are), per model too; the budget of the first shard, stopped
+    when any shard's was. Each shard had its own budget: the merged spend may exceed one."""
+    total: dict[str, Any] = {
+        "requests": 0, "input_tokens": 0, "output_tokens": 0, "cache_hits": 0, "usd": 0.0,
+        "prices_as_of": spends[0]["prices_as_of"], "budget": spends[0]["budget"],
+        "budget_stopped": any(bool(sp["budget_stopped"]) for sp in spends), "models": {},
+    }
+    for sp in spends:
+        for key in ("requests", "input_tokens", "output_tokens", "cache_hits"):
+            total[key] += int(sp[key])
+        total["usd"] = _add_usd(total["usd"], sp["usd"])
+        for spec, m in sp["models"].items():
+            row = total["models"].setdefault(
+                spec, {"requests": 0, "input_tokens": 0, "output_tokens": 0, "usd": 0.0}
+            )
+            for key in ("requests", "input_tokens", "output_tokens"):
+                row[key] += int(m[key])
+            row["usd"] = _add_usd(row["usd"], m["usd"])
+    return total
+
+
+def _add_usd(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else round(a + b, 6)
 
 
 def merge_files(paths: Sequence[str | os.PathLike[str]]) -> dict[str, Any]:

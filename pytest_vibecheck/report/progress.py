@@ -3,17 +3,34 @@
 :class:`RunProgress` is a plugin on the controller (never on an xdist worker). From the items'
 records (:func:`pytest_vibecheck.report.properties.record_of`, the same with or without ``-n``;
 the full record comes with the setup report, later reports carry a marker) it counts items done
-out of the total, generations requested and served from the cache, tokens in and out (of replies
-generated now; cache hits cost nothing) and an ETA. It prints one line each time another
-:data:`STEP` of the items is done, once the run has lasted :data:`QUIET_S` seconds (so short runs
-print nothing extra): in CI logs (``$CI`` set, or output that is not a terminal) these lines are the
-progress; in a terminal they come between pytest's own progress characters. ``--vibe-progress
-off`` turns them off, ``always`` drops the quiet period.
+out of the total, generations requested and served from the cache, tokens in
+and out (of replies generated now; cache hits cost nothing) and an ETA. It shows them one of two
+ways (:func:`choose_mode`):
+
+- **live**, on a terminal (pytest's reporter writes to a TTY with markup, ``$CI`` unset, not
+  ``-v``): one status redrawn in place, to the right of pytest's own progress characters
+  (``tiny ..F.F  vibecheck 12/40 items (30%), gen 30 (6 cached), tokens 41.2k in / 9.8k out,
+  ETA 2m10s``). pytest's ``TerminalReporter.rewrite()`` rewinds to the start of the line, which
+  suits a line one owns (pytest's "collecting ..." line) but would overwrite the characters, and
+  text written through the reporter counts towards its line width (its ``[ 45%]`` column). So
+  the status is written to the terminal around pytest, not through it (:class:`LiveLine`): saved
+  cursor, line wrap off, the status, cursor restored; the cursor and pytest's count of its line
+  stay where pytest left them. It is erased (``erase to end of line``) before pytest writes
+  (``pytest_runtest_logstart``, ``pytest_runtest_logreport``), redrawn after
+  (``pytest_runtest_logstart``, ``pytest_runtest_logfinish``: hooks that run while output
+  capture is suspended), and erased for good when the test loop ends, so the run finishes on
+  pytest's line as pytest wrote it;
+- **lines**, in CI logs (``$CI`` set, or output that is not a terminal) and with ``-v``: one line
+  each time another :data:`STEP` of the items is done, once the run has lasted :data:`QUIET_S`
+  seconds (so short runs print nothing extra).
+
+``--vibe-progress off`` turns both off, ``always`` drops the quiet period.
 
 At the end it states what the run spent on API requests (all processes, from the run's shared
 state: requests, tokens, dollars at list prices where known, the budget) and each stop of the run
 (:mod:`pytest_vibecheck.plugin.run.guard`) with the number of items not run; a stopped run exits
-non-zero. Only public pytest APIs are used (hooks, ``terminalreporter.write_line``).
+non-zero. Only public pytest APIs are used (hooks, ``terminalreporter.write_line``,
+``isatty``/``hasmarkup``).
 """
 
 from __future__ import annotations
@@ -23,14 +40,14 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import pytest
 
 if TYPE_CHECKING:
     from pytest_vibecheck.plugin.run.guard import RunGuard
 
-__all__ = ["QUIET_S", "STEP", "RunProgress", "format_tokens"]
+__all__ = ["QUIET_S", "STEP", "LiveLine", "ProgressMode", "RunProgress", "choose_mode", "format_tokens"]
 
 #: Fraction of the items between two progress lines.
 STEP = 0.05
@@ -47,6 +64,62 @@ def format_tokens(n: float) -> str:
     if n < 1_000_000:
         return f"{n / 1000:.1f}k"
     return f"{n / 1_000_000:.2f}M"
+
+
+ProgressMode = Literal["off", "live", "lines"]
+
+
+def choose_mode(
+    setting: str,
+    *,
+    isatty: bool,
+    markup: bool,
+    verbosity: int,
+    environ: Mapping[str, str],
+    captured: bool = True,
+) -> ProgressMode:
+    """How progress is shown: ``off`` (``--vibe-progress off``); ``live`` (a status redrawn in
+    place) when pytest writes to a terminal (``isatty``) with markup (``markup``: pytest's
+    ``hasmarkup``, off with ``--color=no`` or ``NO_COLOR``), ``$CI`` is unset or empty, ``$TERM``
+    is not ``dumb``, the output is not verbose (``-v`` writes a line per item) and output is
+    ``captured`` (with ``-s`` anything may write to the terminal); else ``lines`` (a line every
+    :data:`STEP` of the items)."""
+    if setting == "off":
+        return "off"
+    if environ.get("CI", "").strip() or environ.get("TERM") == "dumb":
+        return "lines"
+    return "live" if isatty and markup and verbosity <= 0 and captured else "lines"
+
+
+class LiveLine:
+    """The escape sequences (VT100/ANSI) that show one status to the right of the cursor and
+    take it away, leaving the cursor, and what is left of it on the line, as they were.
+
+    :meth:`draw` saves the cursor (``ESC 7``), erases to the end of the line (``ESC [K``),
+    turns line wrap off (``ESC [?7l``, so a status longer than the line is cut at the edge, never
+    wrapped onto a line of its own), writes two spaces and the status, turns wrap back on and
+    restores the cursor (``ESC 8``). :meth:`erase` erases from the cursor to the end of the line
+    (the status only: the cursor is where the status began); it returns ``""`` when nothing is
+    drawn.
+    """
+
+    SAVE, RESTORE, CLEAR = "\x1b7", "\x1b8", "\x1b[K"
+    NOWRAP, WRAP = "\x1b[?7l", "\x1b[?7h"
+
+    def __init__(self) -> None:
+        self.drawn = False
+
+    def draw(self, text: str) -> str:
+        """The sequence that shows ``text`` (printable, one line) right of the cursor."""
+        self.drawn = True
+        return f"{self.SAVE}{self.CLEAR}{self.NOWRAP}  {text}{self.WRAP}{self.RESTORE}"
+
+    def erase(self) -> str:
+        """The sequence that removes the status (``""`` if none is drawn)."""
+        if not self.drawn:
+            return ""
+        self.drawn = False
+        return self.CLEAR
 
 
 def _duration(seconds: float) -> str:
@@ -82,7 +155,27 @@ class RunProgress:
         #: call and teardown reports carry only a marker (slim reports over xdist)
         self._records: dict[str, Mapping[str, Any]] = {}
         self._next_step = STEP
-        self.ci = bool(os.environ.get("CI")) or not sys.stdout.isatty()
+        #: how progress is shown (:func:`choose_mode`), decided once pytest's reporter exists
+        self.kind: ProgressMode | None = None
+        self.live = LiveLine()
+        self._out: TextIO | None = None
+
+    def _kind(self) -> ProgressMode:
+        if self.kind is None:
+            tr = self.config.pluginmanager.get_plugin("terminalreporter")
+            isatty = getattr(tr, "isatty", False)  # a method since pytest 8.4, an attribute before
+            self.kind = choose_mode(
+                self.mode,
+                isatty=bool(isatty() if callable(isatty) else isatty),
+                markup=bool(getattr(tr, "hasmarkup", False)),
+                verbosity=self.config.get_verbosity(),
+                environ=os.environ,
+                captured=self.config.getoption("capture", "fd") != "no",
+            )
+            # the stream pytest's reporter writes to (sys.stdout while capture is suspended,
+            # which it is in the hooks that draw)
+            self._out = sys.stdout
+        return self.kind
 
     # ------------------------------------------------------------ counting
 
@@ -93,7 +186,15 @@ class RunProgress:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.total = max(self.total, sum("::" in i and "[" in i for i in ids))
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        self._erase()  # before pytest writes the item's character
+        try:
+            return (yield)
+        finally:
+            self._count(report)
+
+    def _count(self, report: pytest.TestReport) -> None:
         record = _record(report)
         if record is None or report.nodeid in self._finished:
             return
@@ -121,18 +222,32 @@ class RunProgress:
 
     def line(self) -> str:
         """The progress line: items done of the total, generations, tokens, ETA."""
-        total = max(self.total, self.done)
-        pct = 100.0 * self.done / total if total else 100.0
-        elapsed = time.monotonic() - self.started
-        eta = elapsed / self.done * (total - self.done) if self.done else 0.0
+        total, pct, elapsed, eta = self._numbers()
         return (
             f"vibecheck: {self.done}/{total} items ({pct:.0f}%); generations {self.requested} "
             f"requested, {self.cached} from the cache; tokens {format_tokens(self.tokens_in)} in / "
             f"{format_tokens(self.tokens_out)} out; elapsed {_duration(elapsed)}, ETA {_duration(eta)}"
         )
 
+    def status(self) -> str:
+        """The live status (shorter than :meth:`line`: it shares pytest's line)."""
+        total, pct, _elapsed, eta = self._numbers()
+        text = (
+            f"vibecheck {self.done}/{total} items ({pct:.0f}%), gen {self.requested} "
+            f"({self.cached} cached), tokens {format_tokens(self.tokens_in)} in / "
+            f"{format_tokens(self.tokens_out)} out"
+        )
+        return text + (f", ETA {_duration(eta)}" if self.done else "")
+
+    def _numbers(self) -> tuple[int, float, float, float]:
+        total = max(self.total, self.done)
+        pct = 100.0 * self.done / total if total else 100.0
+        elapsed = time.monotonic() - self.started
+        eta = elapsed / self.done * (total - self.done) if self.done else 0.0
+        return total, pct, elapsed, eta
+
     def _maybe_print(self) -> None:
-        if self.mode == "off" or not self.total:
+        if self._kind() != "lines" or not self.total:
             return
         if self.done / self.total + 1e-9 < self._next_step:
             return
@@ -145,6 +260,50 @@ class RunProgress:
             # a line of its own: pytest's progress characters may be on the current line, and
             # it does not tell (publicly) whether they are, so the line starts with a newline
             tr.write(f"\n{self.line()}\n")
+
+    # ------------------------------------------------------------ the live status
+
+    def _emit(self, text: str) -> None:
+        if text and self._out is not None:
+            self._out.write(text)
+            self._out.flush()
+
+    def _erase(self) -> None:
+        if self.kind == "live":
+            self._emit(self.live.erase())
+
+    def _draw(self) -> None:
+        if self._kind() == "live" and self.total:
+            self._emit(self.live.draw(self.status()))
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_logstart(self) -> Generator[None, None, None]:
+        self._erase()  # pytest may write the file's name or start a line
+        try:
+            return (yield)
+        finally:
+            self._draw()
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_logfinish(self) -> Generator[None, None, None]:
+        self._erase()
+        try:
+            return (yield)
+        finally:
+            self._draw()
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self) -> Generator[None, object, object]:
+        try:
+            return (yield)
+        finally:
+            self._erase()  # the run ends on pytest's line as pytest wrote it
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self._erase()
+
+    def pytest_internalerror(self) -> None:
+        self._erase()
 
     # ------------------------------------------------------------ the end
 

@@ -31,7 +31,9 @@ __all__ = [
     "InstructionRecord",
     "ItemRecord",
     "MessageRecord",
+    "ModelSpendRecord",
     "ReportItem",
+    "SpendRecord",
     "TestsRecord",
     "TurnRecord",
     "VerdictRecord",
@@ -175,6 +177,36 @@ class ReportItem(ItemRecord):
     nodeid: str
     outcome: Outcome
     duration_s: float
+
+
+class ModelSpendRecord(TypedDict):
+    """What one model's API requests spent (``run.spend.models``): requests answered, tokens,
+    and US dollars at list prices (None when no price is known for the model)."""
+
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    usd: float | None
+
+
+class SpendRecord(TypedDict):
+    """What the run spent on API requests (the report's ``run.spend``), over every process of
+    the run (the xdist workers' counts meet in the run's shared state,
+    :mod:`pytest_vibecheck.plugin.run.state`): model requests answered, input and output tokens
+    of those replies, generations served from the cache (which cost nothing), US dollars at the
+    list prices of :mod:`pytest_vibecheck.generate.prices` as of ``prices_as_of`` (None when a
+    model of the run has no known price), ``--vibe-budget`` (None without one) and whether it
+    stopped the run. Offline models (replay, reference) send nothing and spend nothing."""
+
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cache_hits: int
+    usd: float | None
+    prices_as_of: str
+    budget: str | None
+    budget_stopped: bool
+    models: dict[str, ModelSpendRecord]
 
 
 GateStatus = Literal["passed", "failed", "syntax", "error"]

@@ -26,6 +26,7 @@ from pytest_vibecheck.report.outputs import write_error_line
 from pytest_vibecheck.report.terminal import render_summary
 
 if TYPE_CHECKING:
+    from pytest_vibecheck.plugin.run.guard import RunGuard
     from pytest_vibecheck.plugin.selection import Selection
     from pytest_vibecheck.plugin.settings import VibeSettings
     from pytest_vibecheck.report.records import ReportItem
@@ -53,6 +54,8 @@ class VibeSummary:
         self.selection: Selection | None = None
         #: one line per report that could not be written at the end of the run
         self.write_errors: list[str] = []
+        #: the controller's run guard (set by the plugin): what the run spent (``run.spend``)
+        self.guard: RunGuard | None = None
 
     # ------------------------------------------------------------ collecting
 
@@ -90,6 +93,8 @@ class VibeSummary:
             exitstatus=exitstatus,
             extra=self.extra,
         )
+        if self.guard is not None:  # every process's requests, from the run's shared state
+            report["run"]["spend"] = self.guard.spend(cache_hits=report["generation"]["cached"])
         selection = self.selection
         if selection is not None:  # what ran, of what (docs/report-schema.md)
             report["run"]["selection"] = selection.to_dict()

@@ -23,12 +23,16 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_vibecheck.errors import ParameterError
 from pytest_vibecheck.generate.backends.base import BackendError, Generation
 from pytest_vibecheck.generate.generator import RunStoppedError
-from pytest_vibecheck.generate.prices import cost_usd
+from pytest_vibecheck.generate.prices import PRICES_AS_OF, cost_usd
 from pytest_vibecheck.plugin.run.state import ALL, RunState
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.report.records import ModelSpendRecord, SpendRecord
 
 __all__ = [
     "DEFAULT_MAX_ERRORS",
@@ -41,6 +45,8 @@ __all__ = [
 
 #: HTTP 400 replies, with no request of the model answered, after which the model is stopped.
 BAD_REQUESTS_FATAL = 3
+#: How the reason of a stop by ``--vibe-budget`` starts.
+BUDGET_STOP = "--vibe-budget"
 #: Default ``--vibe-max-errors``: more than 10% of the run's items, and at least 10 errors.
 DEFAULT_MAX_ERRORS = "10%"
 _DEFAULT_FLOOR = 10
@@ -185,15 +191,28 @@ class RunGuard:
         counters = self.state.counters()
         usd: float | None = 0.0
         tin = tout = 0
-        for name, value in counters.items():
-            if not name.startswith("in:"):
-                continue
-            spec = name[3:]
-            i, o = int(value), int(counters.get(f"out:{spec}", 0))
-            tin, tout = tin + i, tout + o
-            cost = cost_usd(spec, i, o)
-            usd = None if cost is None or usd is None else usd + cost
+        for spend in _by_model(counters).values():
+            tin, tout = tin + spend["input_tokens"], tout + spend["output_tokens"]
+            usd = None if spend["usd"] is None or usd is None else usd + spend["usd"]
         return int(counters.get("requests", 0)), tin, tout, usd
+
+    def spend(self, cache_hits: int = 0) -> SpendRecord:
+        """The report's ``run.spend`` (:class:`~pytest_vibecheck.report.records.SpendRecord`):
+        what :meth:`spent` says, per model too, with ``cache_hits`` (generations served from the
+        cache, counted from the items), the budget and whether it stopped the run."""
+        requests, tin, tout, usd = self.spent()
+        stop = self.state.stops().get(ALL, "")
+        return {
+            "requests": requests,
+            "input_tokens": tin,
+            "output_tokens": tout,
+            "cache_hits": int(cache_hits),
+            "usd": None if usd is None else round(usd, 6),
+            "prices_as_of": PRICES_AS_OF,
+            "budget": self.budget.text if self.budget is not None else None,
+            "budget_stopped": self.budget is not None and stop.startswith(BUDGET_STOP),
+            "models": _by_model(self.state.counters()),
+        }
 
     def _over_budget(self) -> str | None:
         assert self.budget is not None
@@ -204,4 +223,23 @@ class RunGuard:
             why = f"${usd:.2f} spent at list prices, budget ${self.budget.usd:.2f}"
         else:
             return None
-        return self.state.stop(ALL, f"--vibe-budget {self.budget.text} reached ({why}): no further requests are sent")
+        return self.state.stop(ALL, f"{BUDGET_STOP} {self.budget.text} reached ({why}): no further requests are sent")
+
+
+def _by_model(counters: dict[str, float]) -> dict[str, ModelSpendRecord]:
+    """Per model spec: requests answered, tokens and dollars (None without a known price), from
+    the run state's counters (``ok:``, ``in:``, ``out:`` + spec)."""
+    out: dict[str, ModelSpendRecord] = {}
+    for name in sorted(counters):
+        if not name.startswith("in:"):
+            continue
+        spec = name[3:]
+        tin, tout = int(counters[name]), int(counters.get(f"out:{spec}", 0))
+        cost = cost_usd(spec, tin, tout)
+        out[spec] = {
+            "requests": int(counters.get(f"ok:{spec}", 0)),
+            "input_tokens": tin,
+            "output_tokens": tout,
+            "usd": None if cost is None else round(cost, 6),
+        }
+    return out
