@@ -12,11 +12,17 @@ it over TCP), and prints what the issue asks to compare before and after a chang
 - ``skipped``: ``bigvibebench`` limited to 40 tasks, baseline only: requests sent for tasks
   whose modules are missing here (they are skipped anyway);
 - ``concurrency``: replies delayed 0.3 s and 1 s, ``--vibe-concurrency`` 1, 4 and 16 on the same
-  workload; wall time and the speed-up against concurrency 1 (measured in the same run);
+  workload; wall time and the speed-up against concurrency 1 (measured in the same run), the
+  span of the requests at the server, the fixed part of the wall time (before the first
+  request, after the last one) and the CPU time of the run (the pytest process and the
+  processes it waited for: Ruff, the sandbox), with the load average of the machine: on a
+  shared machine the fixed part's wall time grows with the load, its CPU time does not;
 - ``dupes``: ``-n 2`` on a cold cache: requests with the same body sent more than once.
 
 ``--python`` and ``--repo`` choose the interpreter and checkout to measure (default: this one), so
-the same script measures an older checkout as the baseline.
+the same script measures an older checkout as the baseline. The runs write bytecode as a user's
+environment does (``PYTHONDONTWRITEBYTECODE`` is not passed on: without it every run recompiles
+the plugin's modules, which pytest rewrites as those of a pytest11 plugin).
 
 Usage: python benchmarks/bench_real_runs.py [--python PY] [--repo DIR] [SCENARIO ...]
 """
@@ -27,6 +33,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -121,17 +128,22 @@ def run(py: str, repo: Path, model: str, url: str, *args: str, timeout: float = 
         Path(tmp).chmod(0o755)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{tmp}/.vibecheck/cache.sqlite{suffix}").unlink(missing_ok=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("VIBECHECK_", "OPENAI_", "PYTEST_"))}
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("VIBECHECK_", "OPENAI_", "PYTEST_")) and k != "PYTHONDONTWRITEBYTECODE"}
         env["OPENAI_API_KEY"] = "sk-local-test"
         env["VIBECHECK_TIMEOUT"] = "30"
         cmd = [py, "-m", "pytest", "-p", "no:cacheprovider", f"--rootdir={tmp}", "-q",
                f"--vibe-model=openai:{model}", f"--vibe-base-url={url}",
                f"--vibe-cache={tmp}/.vibecheck/cache.sqlite", *args]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout, check=False)
-        wall = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     out = done.stdout + done.stderr
-    return {"wall_s": round(wall, 2), "rc": done.returncode, "lines": len(out.splitlines()), "tail": out.splitlines()[-3:]}
+    return {"wall_s": round(t1 - t0, 2), "t0": t0, "t1": t1, "cpu_s": round(cpu, 2), "rc": done.returncode,
+            "lines": len(out.splitlines()), "tail": out.splitlines()[-3:]}
 
 
 def scenario_404(py: str, repo: Path) -> None:
@@ -191,8 +203,10 @@ def scenario_skipped(py: str, repo: Path) -> None:
 def scenario_concurrency(py: str, repo: Path) -> None:
     args = ("--vibe-suite=bigvibebench-lite", "--vibe-limit=48", "--vibe-protocol=baseline,single", "--vibe-k=1")
     print("concurrency (bigvibebench-lite, 48 tasks, baseline + single-turn k=1: 96 requests; the sandbox's")
-    print("calibration and result caches warmed once, the generation cache cold in every run):")
-    print(f"  {'delay':>6} {'c':>3} {'wall s':>7} {'speed-up':>8} {'requests span s':>15} {'speed-up':>8} {'max in flight':>13}")
+    print("calibration and result caches warmed once, the generation cache cold in every run;")
+    print("fixed = wall time before the first request + after the last; cpu = the run's CPU time):")
+    print(f"  {'delay':>5} {'c':>3} {'wall s':>7} {'speed-up':>8} {'span s':>7} {'speed-up':>8} {'in flight':>9} "
+          f"{'fixed s':>7} {'to 1st':>6} {'after':>6} {'cpu s':>6} {'load':>5}")
     with tempfile.TemporaryDirectory(prefix="vibe-bench-warm-") as warm:
         srv = Server(model="known")
         try:
@@ -208,9 +222,12 @@ def scenario_concurrency(py: str, repo: Path) -> None:
                 finally:
                     srv.close()
                 span = srv.last - srv.first
+                to_first, after_last = srv.first - r["t0"], r["t1"] - srv.last
                 base = base or (r["wall_s"], span)
-                print(f"  {delay:>6} {c:>3} {r['wall_s']:>7} {base[0] / r['wall_s']:>7.1f}x {span:>15.1f} "
-                      f"{base[1] / span:>7.1f}x {srv.max_inflight:>13}  (requests {len(srv.bodies)}, exit {r['rc']})")
+                print(f"  {delay:>5} {c:>3} {r['wall_s']:>7} {base[0] / r['wall_s']:>7.1f}x {span:>7.1f} "
+                      f"{base[1] / span:>7.1f}x {srv.max_inflight:>9} {to_first + after_last:>7.1f} {to_first:>6.1f} "
+                      f"{after_last:>6.1f} {r['cpu_s']:>6.2f} {os.getloadavg()[0]:>5.1f}"
+                      f"  (requests {len(srv.bodies)}, exit {r['rc']})")
                 sys.stdout.flush()
 
 
