@@ -49,13 +49,24 @@ REPO = Path(__file__).resolve().parent.parent
 REPLY = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
 
 
+def reply_for(body: dict[str, Any], distinct: bool) -> str:
+    """:data:`REPLY`, or with ``distinct`` a version of it of its own per request (as a model's
+    code differs per task: nothing is shared by the verdict memo), the same for the same request
+    (so a warm-up run fills the sandbox's result cache)."""
+    if not distinct:
+        return REPLY
+    tag = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).hexdigest()[:12]
+    return f"```python\ndef task_func(*args, **kwargs):\n    x_{tag} = None\n    return x_{tag}\n```"
+
+
 class Server:
     """An OpenAI-compatible chat server on 127.0.0.1: answers ``model`` after ``delay_s``
-    seconds, 404 for any other model; records every request body."""
+    seconds (:func:`reply_for`), 404 for any other model; records every request body."""
 
-    def __init__(self, model: str = "known", delay_s: float = 0.0) -> None:
+    def __init__(self, model: str = "known", delay_s: float = 0.0, distinct: bool = False) -> None:
         self.model = model
         self.delay_s = delay_s
+        self.distinct = distinct
         self.bodies: list[dict[str, Any]] = []
         self.inflight = 0
         self.max_inflight = 0
@@ -88,7 +99,8 @@ class Server:
                         status, out = 200, {
                             "id": "x", "object": "chat.completion", "created": 0, "model": srv.model,
                             "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": REPLY}}],
+                                         "message": {"role": "assistant",
+                                                     "content": reply_for(body, srv.distinct)}}],
                             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
                         }
                     data = json.dumps(out).encode()

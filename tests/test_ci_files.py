@@ -147,7 +147,8 @@ def test_readme_quick_start_ends_on_the_table_and_says_how_to_use_it_in_a_projec
     outputs = [body for lang, body in fenced if not lang]  # the untagged block is the output
     assert len(outputs) == 1, fenced
     out = outputs[0].strip().splitlines()
-    start = next(i for i, line in enumerate(out) if "vibecheck summary" in line)
+    start = next((i for i, line in enumerate(out) if "vibecheck summary" in line), None)
+    assert start is not None, out  # before: the table's two lines only, "It ends with:"
     assert out[start + 1].startswith("suite ") and not any(ln.startswith("FAILED") for ln in out[start:])
     assert re.fullmatch(r"\d+ failed in [\d.]+s", out[-1]), out[-1]
     assert "ends on the summary table" in quick
