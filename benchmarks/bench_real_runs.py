@@ -24,7 +24,7 @@ the same script measures an older checkout as the baseline. The runs write bytec
 environment does (``PYTHONDONTWRITEBYTECODE`` is not passed on: without it every run recompiles
 the plugin's modules, which pytest rewrites as those of a pytest11 plugin).
 
-Usage: python benchmarks/bench_real_runs.py [--python PY] [--repo DIR] [SCENARIO ...]
+Usage: python benchmarks/bench_real_runs.py [--python PY] [--repo DIR] [--distinct-replies] [SCENARIO ...]
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+#: ``--distinct-replies``: the concurrency scenario's server answers each request with code of
+#: its own (:func:`reply_for`), so every item's code is verified and tested, none shared
+DISTINCT = False
 REPLY = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
 
 
@@ -220,7 +223,7 @@ def scenario_concurrency(py: str, repo: Path) -> None:
     print(f"  {'delay':>5} {'c':>3} {'wall s':>7} {'speed-up':>8} {'span s':>7} {'speed-up':>8} {'in flight':>9} "
           f"{'fixed s':>7} {'to 1st':>6} {'after':>6} {'cpu s':>6} {'load':>5}")
     with tempfile.TemporaryDirectory(prefix="vibe-bench-warm-") as warm:
-        srv = Server(model="known")
+        srv = Server(model="known", distinct=DISTINCT)
         try:
             run(py, repo, "known", srv.url, *args, "--vibe-concurrency=16", folder=Path(warm))
         finally:
@@ -228,7 +231,7 @@ def scenario_concurrency(py: str, repo: Path) -> None:
         for delay in (0.3, 1.0):
             base: tuple[float, float] | None = None
             for c in (1, 4, 16):
-                srv = Server(model="known", delay_s=delay)
+                srv = Server(model="known", delay_s=delay, distinct=DISTINCT)
                 try:
                     r = run(py, repo, "known", srv.url, *args, f"--vibe-concurrency={c}", folder=Path(warm))
                 finally:
@@ -264,8 +267,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--repo", type=Path, default=REPO)
+    ap.add_argument("--distinct-replies", action="store_true",
+                    help="concurrency: code of its own in every reply (nothing shared by the verdict memo)")
     ap.add_argument("scenarios", nargs="*", help=f"some of {', '.join(SCENARIOS)} (default: all)")
     a = ap.parse_args()
+    global DISTINCT
+    DISTINCT = a.distinct_replies
     unknown = [s for s in a.scenarios if s not in SCENARIOS]
     if unknown:
         ap.error(f"unknown scenario {unknown[0]!r}; choose from {', '.join(SCENARIOS)}")
