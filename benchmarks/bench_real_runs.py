@@ -12,13 +12,19 @@ it over TCP), and prints what the issue asks to compare before and after a chang
 - ``skipped``: ``bigvibebench`` limited to 40 tasks, baseline only: requests sent for tasks
   whose modules are missing here (they are skipped anyway);
 - ``concurrency``: replies delayed 0.3 s and 1 s, ``--vibe-concurrency`` 1, 4 and 16 on the same
-  workload; wall time and the speed-up against concurrency 1 (measured in the same run);
+  workload; wall time and the speed-up against concurrency 1 (measured in the same run), the
+  span of the requests at the server, the fixed part of the wall time (before the first
+  request, after the last one) and the CPU time of the run (the pytest process and the
+  processes it waited for: Ruff, the sandbox), with the load average of the machine: on a
+  shared machine the fixed part's wall time grows with the load, its CPU time does not;
 - ``dupes``: ``-n 2`` on a cold cache: requests with the same body sent more than once.
 
 ``--python`` and ``--repo`` choose the interpreter and checkout to measure (default: this one), so
-the same script measures an older checkout as the baseline.
+the same script measures an older checkout as the baseline. The runs write bytecode as a user's
+environment does (``PYTHONDONTWRITEBYTECODE`` is not passed on: without it every run recompiles
+the plugin's modules, which pytest rewrites as those of a pytest11 plugin).
 
-Usage: python benchmarks/bench_real_runs.py [--python PY] [--repo DIR] [SCENARIO ...]
+Usage: python benchmarks/bench_real_runs.py [--python PY] [--repo DIR] [--distinct-replies] [SCENARIO ...]
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -39,16 +46,30 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+#: ``--distinct-replies``: the concurrency scenario's server answers each request with code of
+#: its own (:func:`reply_for`), so every item's code is verified and tested, none shared
+DISTINCT = False
 REPLY = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
+
+
+def reply_for(body: dict[str, Any], distinct: bool) -> str:
+    """:data:`REPLY`, or with ``distinct`` a version of it of its own per request (as a model's
+    code differs per task: nothing is shared by the verdict memo), the same for the same request
+    (so a warm-up run fills the sandbox's result cache)."""
+    if not distinct:
+        return REPLY
+    tag = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).hexdigest()[:12]
+    return f"```python\ndef task_func(*args, **kwargs):\n    x_{tag} = None\n    return x_{tag}\n```"
 
 
 class Server:
     """An OpenAI-compatible chat server on 127.0.0.1: answers ``model`` after ``delay_s``
-    seconds, 404 for any other model; records every request body."""
+    seconds (:func:`reply_for`), 404 for any other model; records every request body."""
 
-    def __init__(self, model: str = "known", delay_s: float = 0.0) -> None:
+    def __init__(self, model: str = "known", delay_s: float = 0.0, distinct: bool = False) -> None:
         self.model = model
         self.delay_s = delay_s
+        self.distinct = distinct
         self.bodies: list[dict[str, Any]] = []
         self.inflight = 0
         self.max_inflight = 0
@@ -81,7 +102,8 @@ class Server:
                         status, out = 200, {
                             "id": "x", "object": "chat.completion", "created": 0, "model": srv.model,
                             "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": REPLY}}],
+                                         "message": {"role": "assistant",
+                                                     "content": reply_for(body, srv.distinct)}}],
                             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
                         }
                     data = json.dumps(out).encode()
@@ -121,17 +143,22 @@ def run(py: str, repo: Path, model: str, url: str, *args: str, timeout: float = 
         Path(tmp).chmod(0o755)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{tmp}/.vibecheck/cache.sqlite{suffix}").unlink(missing_ok=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("VIBECHECK_", "OPENAI_", "PYTEST_"))}
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("VIBECHECK_", "OPENAI_", "PYTEST_")) and k != "PYTHONDONTWRITEBYTECODE"}
         env["OPENAI_API_KEY"] = "sk-local-test"
         env["VIBECHECK_TIMEOUT"] = "30"
         cmd = [py, "-m", "pytest", "-p", "no:cacheprovider", f"--rootdir={tmp}", "-q",
                f"--vibe-model=openai:{model}", f"--vibe-base-url={url}",
                f"--vibe-cache={tmp}/.vibecheck/cache.sqlite", *args]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout, check=False)
-        wall = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     out = done.stdout + done.stderr
-    return {"wall_s": round(wall, 2), "rc": done.returncode, "lines": len(out.splitlines()), "tail": out.splitlines()[-3:]}
+    return {"wall_s": round(t1 - t0, 2), "t0": t0, "t1": t1, "cpu_s": round(cpu, 2), "rc": done.returncode,
+            "lines": len(out.splitlines()), "tail": out.splitlines()[-3:]}
 
 
 def scenario_404(py: str, repo: Path) -> None:
@@ -191,10 +218,12 @@ def scenario_skipped(py: str, repo: Path) -> None:
 def scenario_concurrency(py: str, repo: Path) -> None:
     args = ("--vibe-suite=bigvibebench-lite", "--vibe-limit=48", "--vibe-protocol=baseline,single", "--vibe-k=1")
     print("concurrency (bigvibebench-lite, 48 tasks, baseline + single-turn k=1: 96 requests; the sandbox's")
-    print("calibration and result caches warmed once, the generation cache cold in every run):")
-    print(f"  {'delay':>6} {'c':>3} {'wall s':>7} {'speed-up':>8} {'requests span s':>15} {'speed-up':>8} {'max in flight':>13}")
+    print("calibration and result caches warmed once, the generation cache cold in every run;")
+    print("fixed = wall time before the first request + after the last; cpu = the run's CPU time):")
+    print(f"  {'delay':>5} {'c':>3} {'wall s':>7} {'speed-up':>8} {'span s':>7} {'speed-up':>8} {'in flight':>9} "
+          f"{'fixed s':>7} {'to 1st':>6} {'after':>6} {'cpu s':>6} {'load':>5}")
     with tempfile.TemporaryDirectory(prefix="vibe-bench-warm-") as warm:
-        srv = Server(model="known")
+        srv = Server(model="known", distinct=DISTINCT)
         try:
             run(py, repo, "known", srv.url, *args, "--vibe-concurrency=16", folder=Path(warm))
         finally:
@@ -202,15 +231,18 @@ def scenario_concurrency(py: str, repo: Path) -> None:
         for delay in (0.3, 1.0):
             base: tuple[float, float] | None = None
             for c in (1, 4, 16):
-                srv = Server(model="known", delay_s=delay)
+                srv = Server(model="known", delay_s=delay, distinct=DISTINCT)
                 try:
                     r = run(py, repo, "known", srv.url, *args, f"--vibe-concurrency={c}", folder=Path(warm))
                 finally:
                     srv.close()
                 span = srv.last - srv.first
+                to_first, after_last = srv.first - r["t0"], r["t1"] - srv.last
                 base = base or (r["wall_s"], span)
-                print(f"  {delay:>6} {c:>3} {r['wall_s']:>7} {base[0] / r['wall_s']:>7.1f}x {span:>15.1f} "
-                      f"{base[1] / span:>7.1f}x {srv.max_inflight:>13}  (requests {len(srv.bodies)}, exit {r['rc']})")
+                print(f"  {delay:>5} {c:>3} {r['wall_s']:>7} {base[0] / r['wall_s']:>7.1f}x {span:>7.1f} "
+                      f"{base[1] / span:>7.1f}x {srv.max_inflight:>9} {to_first + after_last:>7.1f} {to_first:>6.1f} "
+                      f"{after_last:>6.1f} {r['cpu_s']:>6.2f} {os.getloadavg()[0]:>5.1f}"
+                      f"  (requests {len(srv.bodies)}, exit {r['rc']})")
                 sys.stdout.flush()
 
 
@@ -235,8 +267,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--repo", type=Path, default=REPO)
+    ap.add_argument("--distinct-replies", action="store_true",
+                    help="concurrency: code of its own in every reply (nothing shared by the verdict memo)")
     ap.add_argument("scenarios", nargs="*", help=f"some of {', '.join(SCENARIOS)} (default: all)")
     a = ap.parse_args()
+    global DISTINCT
+    DISTINCT = a.distinct_replies
     unknown = [s for s in a.scenarios if s not in SCENARIOS]
     if unknown:
         ap.error(f"unknown scenario {unknown[0]!r}; choose from {', '.join(SCENARIOS)}")

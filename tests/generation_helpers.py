@@ -35,7 +35,8 @@ class FakeAPI:
 
     ``cap``: when set, a request that arrives while ``cap`` requests are already being answered
     gets ``over_cap`` instead (a server that allows that many concurrent requests).
-    ``inflight`` / ``max_inflight``: requests being answered now / at most at once.
+    ``inflight`` / ``max_inflight``: requests being answered now / at most at once;
+    ``overlapped``: requests that arrived while another was being answered.
     """
 
     def __init__(self) -> None:
@@ -47,6 +48,7 @@ class FakeAPI:
         self.rejected = 0
         self.inflight = 0
         self.max_inflight = 0
+        self.overlapped = 0
         self._lock = threading.Lock()
         api = self
 
@@ -71,6 +73,7 @@ class FakeAPI:
                         resp, api.rejected = api.over_cap, api.rejected + 1
                     else:
                         resp = api.queue.popleft() if api.queue else api.default
+                        api.overlapped += api.inflight > 0
                         api.inflight += 1
                         api.max_inflight = max(api.max_inflight, api.inflight)
                 if resp is None:

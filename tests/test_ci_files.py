@@ -136,6 +136,27 @@ def test_action_references_name_this_repository() -> None:
         assert "OWNER" not in f.read_text(encoding="utf-8"), f
 
 
+def test_readme_quick_start_ends_on_the_table_and_says_how_to_use_it_in_a_project() -> None:
+    # the quick start's output as shown ends on the summary table (pytest's FAILED lines above
+    # it), and a section installs the plugin into another project and runs a real model
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    fenced = re.findall(r"^```(\w*)\n(.*?)^```$", quick, re.DOTALL | re.MULTILINE)
+    outputs = [body for lang, body in fenced if not lang]  # the untagged block is the output
+    assert len(outputs) == 1, fenced
+    out = outputs[0].strip().splitlines()
+    start = next((i for i, line in enumerate(out) if "vibecheck summary" in line), None)
+    assert start is not None, out  # before: the table's two lines only, "It ends with:"
+    assert out[start + 1].startswith("suite ") and not any(ln.startswith("FAILED") for ln in out[start:])
+    assert re.fullmatch(r"\d+ failed in [\d.]+s", out[-1]), out[-1]
+    assert "ends on the summary table" in quick
+    own = readme.split("## Use it in your own project", 1)[1].split("\n## ", 1)[0]
+    assert "pip install 'pytest-vibecheck[openai]'" in own
+    assert re.search(r"^pytest --vibe-model=gpt-5\b", own, re.MULTILINE)
+
+
 def test_workflow_structure() -> None:
     ci = _yaml(ROOT / ".github/workflows/ci.yml")
     steps = ci["jobs"]["ci"]["steps"]

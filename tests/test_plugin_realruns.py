@@ -1,7 +1,7 @@
 """Real runs against a local OpenAI-compatible HTTP server (the ``openai`` SDK over TCP): a fatal
 error stops the run (also under ``-n 2``), a dead base URL fails in seconds, tasks that cannot run
-here cost no request, concurrency adapts to 429s, and one distinct request is sent once across
-xdist workers."""
+here cost no request, fast replies still go out ``--vibe-concurrency`` at a time, concurrency
+adapts to 429s, and one distinct request is sent once across xdist workers."""
 
 from __future__ import annotations
 
@@ -167,6 +167,20 @@ def test_concurrency_backs_off_on_429_and_recovers(api: FakeAPI) -> None:
     second = gen.generate_many([GenerationRequest(msgs, extra={"seed": 100 + i}) for i in range(48)])
     assert all(isinstance(r, Generation) for r in second)
     assert gen.limit.limit == 8  # grew back, one per round of answered requests
+
+
+def test_fast_replies_still_go_out_concurrency_at_a_time(workdir: Path, api: FakeAPI) -> None:
+    # replies of 0.2 s, under the 0.5 s "slow generation" switch that once ran all but the first
+    # --vibe-concurrency requests one at a time (0.3 s replies: 4 was 1.1x faster than 1)
+    api.default = Response(200, completion(), delay_s=0.2)
+    r = run(workdir, "--vibe-model", "openai:m", "--vibe-base-url", api.url + "/v1", *SUITE,
+            "--vibe-k", "1,2", "--vibe-concurrency", "4")
+    assert r.outcomes() == {"failed": 15}, r.out[-3000:]  # the reply is `add` for every task
+    assert len(api.requests) == DISTINCT
+    assert api.max_inflight >= 3, (api.max_inflight, api.overlapped)
+    # requests sent while another was in flight (10 to 12 of the 15 here: the multi-turn turns
+    # of one item go one after the other); before: 5 (the first round of 4, then one at a time)
+    assert api.overlapped >= 8, api.overlapped
 
 
 # ---------------------------------------------------------------- under -n 2
