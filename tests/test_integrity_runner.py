@@ -105,6 +105,35 @@ def test_without_the_fork_server_too() -> None:
     assert _run(picked[:10], fork_server=False) == []
 
 
+#: A right solution only when a function called at import time sees its importer's real module
+#: frame (as statsmodels' ``PytestTester`` does, ``sys._getframe(1).f_locals['__file__']``,
+#: reached by ``import seaborn``), and when no frame reachable from the candidate, at import or
+#: during a test, is the tests' or the harness's.
+IMPORTER_FRAME = (
+    "import sys\n"
+    "def _importer_file():\n"
+    "    return sys._getframe(1).f_locals.get('__file__')\n"
+    "_FILE = _importer_file()\n"
+    "def _files():\n"
+    "    f, seen = sys._getframe(0), []\n"
+    "    while f is not None:\n"
+    "        seen.append(f.f_code.co_filename)\n"
+    "        f = f.f_back\n"
+    "    return seen\n"
+    "_AT_IMPORT = _files()\n"
+    "def _clean(seen):\n"
+    "    return not any(s == 'tests.py' or s.endswith(('harness.py', 'boot.py')) for s in seen)\n"
+    "def task_func(x):\n"
+    "    ok = _FILE == __file__ and _clean(_AT_IMPORT) and _clean(_files())\n"
+    "    return x * x if ok else x\n"
+)
+
+
+def test_import_time_frames_are_real_and_lead_to_no_protected_frame() -> None:
+    res = run_tests(IMPORTER_FRAME, bcb_problem(), _settings(True))
+    assert (res.status, res.message) == ("passed", "")
+
+
 @needs_ns
 def test_host_folders_and_sockets_are_out_of_reach(tmp_path: Path) -> None:
     """A solution that would be right if it could see the project, a home folder or a socket

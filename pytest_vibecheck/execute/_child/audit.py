@@ -91,6 +91,14 @@ _WATCH = _DENY | frozenset(
     }
 )
 CHILD_HIDDEN = frozenset(PROTECTED_FILES)
+#: Files whose frames ``sys._getframe`` never returns nor reaches through ``f_back``: the
+#: protected ones less ``guard.py``. A candidate thread starts in ``guard.exec_code`` or
+#: ``guard.run_one``, whose frames hold only the candidate's own code and namespace (or the
+#: test, reached through ``tests.py`` frames, which stay refused), so a frame asked for while
+#: the candidate module is imported is the real one: libraries that read their importer's
+#: frame at import time (statsmodels' ``PytestTester``: ``sys._getframe(1).f_locals
+#: ['__file__']``, reached by ``import seaborn``) get what they expect.
+_GETFRAME_PROTECTED = PROTECTED_FILES - {os.path.join(_HERE, "guard.py")}
 _FRAME_ATTRS = frozenset({"gi_frame", "cr_frame", "ag_frame"})
 _PROC_DENY = frozenset({"mem", "pagemap", "map_files", "fd", "fdinfo", "environ", "root", "cwd"})
 _CTYPES_ADDRS = frozenset(
@@ -194,7 +202,7 @@ def _audit_reason(
     if event in _DENY:
         return f"called {event}"
     if event == "sys._getframe":
-        if _chain_protected(args[0]):
+        if _chain_protected(args[0], _GETFRAME_PROTECTED):
             return "-sys._getframe on the harness's or the tests' frames"
         return None
     if event == "object.__getattr__":
