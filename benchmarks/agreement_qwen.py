@@ -27,10 +27,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pytest_vibecheck.execute.cache import ExecCache
 from pytest_vibecheck.execute.calibrate import Calibrator
 from pytest_vibecheck.execute.envcheck import check_environment
 from pytest_vibecheck.execute.environments import resolve_environment
-from pytest_vibecheck.execute.pool import timed_run_many
+from pytest_vibecheck.execute.pool import run_many, summarize, timed_run_many
 from pytest_vibecheck.execute.sandbox import SandboxSettings
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings, run_tests
 from pytest_vibecheck.suites.loaders import load_bigcodebench, load_livecodebench
@@ -107,6 +108,13 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
     print(f"execution environment: {environment.describe()}")
     env = check_environment(list(problems.values()), suite="bigcodebench", python=python)
     runnable = [t for t in env.runnable if t in samples and t in official]
+    not_runnable = [
+        {"task_id": t, "reason": env.reasons[t], "official": official[t]["status"]}
+        for t in env.skipped
+        if t in official
+    ]
+    for row in not_runnable:
+        print(f"  not runnable here: {row['task_id']} (official: {row['official']}): {row['reason']}")
     if args.every > 1:  # a deterministic sample: every Nth runnable task by id
         runnable = sorted(runnable, key=lambda t: int(t.rsplit("/", 1)[1]))[:: args.every]
     print(
@@ -121,8 +129,23 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
         environment=environment.id,
     )
     items = [(samples[t]["solution"], problems[t]) for t in runnable]
+    cache = ExecCache(args.cache) if args.cache else None
+    progress = args.progress.open("a", encoding="utf-8") if args.progress else None
+
+    def on_result(index: int, res: ExecResult) -> None:
+        # one line per result, in input order: a run cut short still says what it covered
+        if progress is not None:
+            t = runnable[index]
+            agree = (res.status == "passed") == (official[t]["status"] == "pass")
+            line = {"task_id": t, "ours": res.status, "official": official[t]["status"]}
+            progress.write(json.dumps({**line, "agree": agree if res.is_verdict else None}) + "\n")
+            progress.flush()
+
     start = time.monotonic()
-    results, stats = timed_run_many(items, settings, workers=args.workers)
+    results = run_many(items, settings, cache, workers=args.workers, on_result=on_result)
+    stats = summarize(results, time.monotonic() - start)
+    if progress is not None:
+        progress.close()
     print(
         f"  ran {len(items)} samples in {time.monotonic() - start:.0f} s ({stats.tasks_per_s:.2f}/s); ours: {stats.by_status}"
     )
@@ -141,7 +164,7 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
         off = official[t]
         if (r.status == "passed") == (off["status"] == "pass"):
             continue
-        again = run_tests(off["solution"], problems[t], settings)  # the calibrated program
+        again = run_tests(off["solution"], problems[t], settings, cache)  # the calibrated program
         diffs.append(
             {
                 "task_id": t,
@@ -168,6 +191,7 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
         print(f"  error (excluded): {r.task_id}: {r.message[:150]}")
     return {
         "runnable": len(runnable),
+        "not_runnable": not_runnable,
         "graded": len(graded),
         "agree": agree,
         "excluded": dict(excluded),
@@ -244,6 +268,12 @@ def main() -> int:
     )
     ap.add_argument(
         "--every", type=int, default=1, help="run every Nth runnable BigCodeBench task (a sample)"
+    )
+    ap.add_argument(
+        "--cache", type=Path, default=None, help="execution cache (a rerun resumes from it)"
+    )
+    ap.add_argument(
+        "--progress", type=Path, default=None, help="append one JSON line per BigCodeBench result"
     )
     args = ap.parse_args()
     out: dict[str, Any] = {}
