@@ -5,9 +5,13 @@
    field on the tasks this environment can run (``envcheck``), with time limits calibrated
    on this machine, and compare pass/fail with the official ``status`` in
    ``*_eval_results.json.gz`` (``eval[task_id][0]``: ``pass`` / ``fail`` / ``timeout``;
-   ``timeout`` counts as not passing). The official harness ran the "calibrated" program
-   (``code_prompt + "\\n    pass\\n" + solution``); each disagreement is re-run with that
-   program to tell this cause from others.
+   ``timeout`` counts as not passing). Each disagreement gets evidence runs here: the
+   "calibrated" program the official harness ran (``code_prompt + "\\n    pass\\n" +
+   solution``), the reference solution, and the sample ``--repeat`` times more; from these
+   :func:`classify` names its cause (:data:`CAUSES`: library version, missing data, timeout
+   under load, prompt-definition reliance, nondeterminism, ...; ``unexplained`` asks for a
+   bug of ours). Tasks the environment cannot run (missing modules or NLTK data) are not
+   graded and are listed with their official verdict.
 2. LiveCodeBench (``--only lcb``): o1-mini programs (``code_list[0]``) against the *public*
    tests, compared with the official verdict ``graded_list[0]`` (private + public tests, which
    we do not have: programs that pass the public tests and fail private ones are expected).
@@ -71,27 +75,58 @@ NETWORK_WORDS = (
 )
 
 
-def classify(diff: dict[str, Any], ours: dict[str, Any]) -> str:
-    """The likely cause of one disagreement (``diff``: a row of ``disagreements``)."""
-    note = str(ours.get("limits", {}).get("time_limit_note", ""))
-    message = str(ours.get("message", ""))
+#: Words of NLTK's missing-data error (``LookupError: Resource punkt not found``) and of our
+#: verdict for it (``environment: missing NLTK data punkt``).
+NLTK_DATA_WORDS = ("missing NLTK data", "Resource \x1b[93m", "nltk.download(")
+
+#: The causes :func:`classify` tells apart, each with what shows it.
+CAUSES = {
+    "dataset version": "the task's tests changed after BigCodeBench v0.1.0 (our data)",
+    "missing data": "the run needs NLTK data that the environment lacks (nltk.download has no network)",
+    "network": "the code makes a real request, which the sandbox blocks",
+    "library version": "the reference solution fails here too, on the same tests",
+    "prompt-definition reliance": (
+        "the sample uses names the prompt defines; the official harness ran the calibrated "
+        "program (code_prompt + pass + sample), which passes here too"
+    ),
+    "timeout under load": "ours timed out, and the same sample passes when run again",
+    "nondeterminism": "the same sample gets different verdicts when run again here",
+    "official timeout": "the official run timed out; the sample passes here",
+    "library version (passes here)": (
+        "the sample passes here every time while the official run failed: the libraries here "
+        "(pinned, moved only where CPython 3.11 forces it) differ from the official ones"
+    ),
+    "unexplained": "none of the above: look for a bug of ours",
+}
+
+
+def classify(diff: dict[str, Any]) -> str:
+    """The cause of one disagreement (a key of :data:`CAUSES`), from the evidence in ``diff``
+    (a row of ``disagreements``): ``ours`` / ``official`` verdicts, ``ours_message``, and the
+    verdicts here of the ``reference`` solution, the ``calibrated_program`` and the sample run
+    ``again`` (a list)."""
+    again = list(diff.get("again", ()))
+    message = str(diff.get("ours_message", ""))
     if diff["task_id"] in CHANGED_AFTER_V010:
-        return "dataset version (task changed after v0.1.0)"
+        return "dataset version"
+    if any(w in message for w in NLTK_DATA_WORDS):
+        return "missing data"
+    verdicts = {diff["ours"] == "passed", *(a == "passed" for a in again)}
     if diff["ours"] == "passed":
+        if len(verdicts) > 1:
+            return "nondeterminism"
         if diff["official"] == "timeout":
-            return "official run timed out; passes here"
-        return "passes here, failed officially (other)"
-    if note.startswith("reference solution failed"):
-        return "library versions here (the reference solution fails too)"
+            return "official timeout"
+        return "library version (passes here)"
     if any(w in message for w in NETWORK_WORDS):
-        return "network blocked here (the code makes a real request)"
+        return "network"
+    if diff.get("reference") not in (None, "passed"):
+        return "library version"
     if diff.get("calibrated_program") == "passed":
-        return (
-            "sample lacks the prompt's definitions (the official run used the calibrated program)"
-        )
-    if diff["ours"] == "timeout":
-        return "time limit here"
-    return "other"
+        return "prompt-definition reliance"
+    if len(verdicts) > 1:
+        return "timeout under load" if diff["ours"] == "timeout" else "nondeterminism"
+    return "unexplained"
 
 
 def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
@@ -160,31 +195,47 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
         f"official {off_pass / max(1, len(graded)):.4f} on these tasks"
     )
     diffs = []
+    fresh = settings.replace(calibrator=None, time_limit_s=args.floor)  # evidence runs: no cache
     for t, r in graded:
         off = official[t]
         if (r.status == "passed") == (off["status"] == "pass"):
             continue
-        again = run_tests(off["solution"], problems[t], settings, cache)  # the calibrated program
+        # the evidence: the calibrated program (what the official harness ran), the reference
+        # solution, and the same sample twice more (nondeterminism, timeouts under load)
+        calibrated = run_tests(off["solution"], problems[t], settings, cache)
+        ref = problems[t].canonical_solution
+        reference = run_tests(ref, problems[t], fresh) if ref else None
+        again = [run_tests(samples[t]["solution"], problems[t], fresh) for _ in range(args.repeat)]
         diffs.append(
             {
                 "task_id": t,
                 "ours": r.status,
                 "official": off["status"],
                 "ours_cause": _first_line(r) if r.status != "passed" else "",
+                "ours_message": r.message[-2000:],
                 "official_cause": _official_cause(off) if off["status"] != "pass" else "",
-                "calibrated_program": again.status,
+                "calibrated_program": calibrated.status,
+                "reference": None if reference is None else reference.status,
+                "reference_cause": (
+                    _first_line(reference)
+                    if reference is not None and reference.status != "passed"
+                    else ""
+                ),
+                "again": [a.status for a in again],
                 "time_limit_s": r.limits.get("time_limit_s"),
+                "test_time_s": r.test_time_s,
             }
         )
-    by_id = {r.task_id: r.to_dict() for r in results}
     for d in diffs:
-        d["cause"] = classify(d, by_id[d["task_id"]])
+        d["cause"] = classify(d)
     print(f"  disagreements: {len(diffs)}; causes: {dict(Counter(d['cause'] for d in diffs))}")
     for d in diffs:
         print(
-            f"  - {d['task_id']}: ours={d['ours']} official={d['official']} "
-            f"(calibrated program: {d['calibrated_program']}, limit {d['time_limit_s']} s) | "
-            f"ours: {d['ours_cause']} | official: {d['official_cause']}"
+            f"  - {d['task_id']}: ours={d['ours']} official={d['official']} -> {d['cause']} "
+            f"(reference here: {d['reference']}; calibrated program: {d['calibrated_program']}; "
+            f"again: {'/'.join(d['again'])}; limit {d['time_limit_s']} s, took {d['test_time_s']} s)"
+            f"\n      ours: {d['ours_cause']} | reference: {d['reference_cause']} | "
+            f"official: {d['official_cause']}"
         )
     skipped = [r for r in results if r.status == "error"]
     for r in skipped[:20]:
@@ -274,6 +325,9 @@ def main() -> int:
     )
     ap.add_argument(
         "--progress", type=Path, default=None, help="append one JSON line per BigCodeBench result"
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=2, help="runs of each disagreeing sample again (evidence)"
     )
     args = ap.parse_args()
     out: dict[str, Any] = {}
