@@ -210,7 +210,9 @@ def _write_data(
             )
             for cmd in steps:
                 log("$ " + " ".join(Path(c).name if i < 1 else c for i, c in enumerate(cmd)))
-                run = subprocess.run(cmd, capture_output=True, text=True, check=False)
+                # a fixed hash seed: the same lock writes the same bytes (set order)
+                seeded = {**os.environ, "PYTHONHASHSEED": "0"}
+                run = subprocess.run(cmd, capture_output=True, text=True, check=False, env=seeded)
                 if run.returncode != 0:
                     tail = " | ".join((run.stderr or run.stdout).strip().splitlines()[-3:])
                     raise VibecheckError(f"env create: NLTK data {resource}: {tail}")
