@@ -153,6 +153,9 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
         print(f"  not runnable here: {row['task_id']} (official: {row['official']}): {row['reason']}")
     if len(shown) < len(not_runnable):
         print(f"  ... and {len(not_runnable) - len(shown)} more not runnable (missing modules)")
+    if args.tasks:  # only these (numbers or ids)
+        wanted = {t if "/" in t else f"BigCodeBench/{t}" for t in args.tasks.split(",")}
+        runnable = [t for t in runnable if t in wanted]
     if args.every > 1:  # a deterministic sample: every Nth runnable task by id
         runnable = sorted(runnable, key=lambda t: int(t.rsplit("/", 1)[1]))[:: args.every]
     print(
@@ -334,6 +337,7 @@ def main() -> int:
     ap.add_argument(
         "--progress", type=Path, default=None, help="append one JSON line per BigCodeBench result"
     )
+    ap.add_argument("--tasks", default="", help="only these BigCodeBench tasks (177,940,...)")
     ap.add_argument(
         "--repeat", type=int, default=2, help="runs of each disagreeing sample again (evidence)"
     )
