@@ -5,9 +5,13 @@
    field on the tasks this environment can run (``envcheck``), with time limits calibrated
    on this machine, and compare pass/fail with the official ``status`` in
    ``*_eval_results.json.gz`` (``eval[task_id][0]``: ``pass`` / ``fail`` / ``timeout``;
-   ``timeout`` counts as not passing). The official harness ran the "calibrated" program
-   (``code_prompt + "\\n    pass\\n" + solution``); each disagreement is re-run with that
-   program to tell this cause from others.
+   ``timeout`` counts as not passing). Each disagreement gets evidence runs here: the
+   "calibrated" program the official harness ran (``code_prompt + "\\n    pass\\n" +
+   solution``), the reference solution, and the sample ``--repeat`` times more; from these
+   :func:`classify` names its cause (:data:`CAUSES`: library version, missing data, timeout
+   under load, prompt-definition reliance, nondeterminism, ...; ``unexplained`` asks for a
+   bug of ours). Tasks the environment cannot run (missing modules or NLTK data) are not
+   graded and are listed with their official verdict.
 2. LiveCodeBench (``--only lcb``): o1-mini programs (``code_list[0]``) against the *public*
    tests, compared with the official verdict ``graded_list[0]`` (private + public tests, which
    we do not have: programs that pass the public tests and fail private ones are expected).
@@ -27,12 +31,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pytest_vibecheck.execute.cache import ExecCache
 from pytest_vibecheck.execute.calibrate import Calibrator
 from pytest_vibecheck.execute.envcheck import check_environment
 from pytest_vibecheck.execute.environments import resolve_environment
-from pytest_vibecheck.execute.pool import timed_run_many
+from pytest_vibecheck.execute.pool import run_many, summarize, timed_run_many
 from pytest_vibecheck.execute.sandbox import SandboxSettings
-from pytest_vibecheck.execute.tests import ExecResult, ExecSettings, run_tests
+from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.suites.loaders import load_bigcodebench, load_livecodebench
 
 DATA = Path("/work/shared/data")
@@ -70,27 +75,58 @@ NETWORK_WORDS = (
 )
 
 
-def classify(diff: dict[str, Any], ours: dict[str, Any]) -> str:
-    """The likely cause of one disagreement (``diff``: a row of ``disagreements``)."""
-    note = str(ours.get("limits", {}).get("time_limit_note", ""))
-    message = str(ours.get("message", ""))
+#: Words of NLTK's missing-data error (``LookupError: Resource punkt not found``) and of our
+#: verdict for it (``environment: missing NLTK data punkt``).
+NLTK_DATA_WORDS = ("missing NLTK data", "Resource \x1b[93m", "nltk.download(")
+
+#: The causes :func:`classify` tells apart, each with what shows it.
+CAUSES = {
+    "dataset version": "the task's tests changed after BigCodeBench v0.1.0 (our data)",
+    "missing data": "the run needs NLTK data that the environment lacks (nltk.download has no network)",
+    "network": "the code makes a real request, which the sandbox blocks",
+    "library version": "the reference solution fails here too, on the same tests",
+    "prompt-definition reliance": (
+        "the sample uses names the prompt defines; the official harness ran the calibrated "
+        "program (code_prompt + pass + sample), which passes here too"
+    ),
+    "timeout under load": "ours timed out, and the same sample passes when run again",
+    "nondeterminism": "the same sample gets different verdicts when run again here",
+    "official timeout": "the official run timed out; the sample passes here",
+    "library version (passes here)": (
+        "the sample passes here every time while the official run failed: the libraries here "
+        "(pinned, moved only where CPython 3.11 forces it) differ from the official ones"
+    ),
+    "unexplained": "none of the above: look for a bug of ours",
+}
+
+
+def classify(diff: dict[str, Any]) -> str:
+    """The cause of one disagreement (a key of :data:`CAUSES`), from the evidence in ``diff``
+    (a row of ``disagreements``): ``ours`` / ``official`` verdicts, ``ours_message``, and the
+    verdicts here of the ``reference`` solution, the ``calibrated_program`` and the sample run
+    ``again`` (a list)."""
+    again = list(diff.get("again", ()))
+    message = str(diff.get("ours_message", ""))
     if diff["task_id"] in CHANGED_AFTER_V010:
-        return "dataset version (task changed after v0.1.0)"
+        return "dataset version"
+    if any(w in message for w in NLTK_DATA_WORDS):
+        return "missing data"
+    verdicts = {diff["ours"] == "passed", *(a == "passed" for a in again)}
     if diff["ours"] == "passed":
+        if len(verdicts) > 1:
+            return "nondeterminism"
         if diff["official"] == "timeout":
-            return "official run timed out; passes here"
-        return "passes here, failed officially (other)"
-    if note.startswith("reference solution failed"):
-        return "library versions here (the reference solution fails too)"
+            return "official timeout"
+        return "library version (passes here)"
     if any(w in message for w in NETWORK_WORDS):
-        return "network blocked here (the code makes a real request)"
+        return "network"
+    if diff.get("reference") not in (None, "passed"):
+        return "library version"
     if diff.get("calibrated_program") == "passed":
-        return (
-            "sample lacks the prompt's definitions (the official run used the calibrated program)"
-        )
-    if diff["ours"] == "timeout":
-        return "time limit here"
-    return "other"
+        return "prompt-definition reliance"
+    if len(verdicts) > 1:
+        return "timeout under load" if diff["ours"] == "timeout" else "nondeterminism"
+    return "unexplained"
 
 
 def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
@@ -107,6 +143,19 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
     print(f"execution environment: {environment.describe()}")
     env = check_environment(list(problems.values()), suite="bigcodebench", python=python)
     runnable = [t for t in env.runnable if t in samples and t in official]
+    not_runnable = [
+        {"task_id": t, "reason": env.reasons[t], "official": official[t]["status"]}
+        for t in env.skipped
+        if t in official
+    ]
+    shown = [r for r in not_runnable if "NLTK data" in r["reason"] or len(not_runnable) <= 30]
+    for row in shown:
+        print(f"  not runnable here: {row['task_id']} (official: {row['official']}): {row['reason']}")
+    if len(shown) < len(not_runnable):
+        print(f"  ... and {len(not_runnable) - len(shown)} more not runnable (missing modules)")
+    if args.tasks:  # only these (numbers or ids)
+        wanted = {t if "/" in t else f"BigCodeBench/{t}" for t in args.tasks.split(",")}
+        runnable = [t for t in runnable if t in wanted]
     if args.every > 1:  # a deterministic sample: every Nth runnable task by id
         runnable = sorted(runnable, key=lambda t: int(t.rsplit("/", 1)[1]))[:: args.every]
     print(
@@ -121,8 +170,23 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
         environment=environment.id,
     )
     items = [(samples[t]["solution"], problems[t]) for t in runnable]
+    cache = ExecCache(args.cache) if args.cache else None
+    progress = args.progress.open("a", encoding="utf-8") if args.progress else None
+
+    def on_result(index: int, res: ExecResult) -> None:
+        # one line per result, in input order: a run cut short still says what it covered
+        if progress is not None:
+            t = runnable[index]
+            agree = (res.status == "passed") == (official[t]["status"] == "pass")
+            line = {"task_id": t, "ours": res.status, "official": official[t]["status"]}
+            progress.write(json.dumps({**line, "agree": agree if res.is_verdict else None}) + "\n")
+            progress.flush()
+
     start = time.monotonic()
-    results, stats = timed_run_many(items, settings, workers=args.workers)
+    results = run_many(items, settings, cache, workers=args.workers, on_result=on_result)
+    stats = summarize(results, time.monotonic() - start)
+    if progress is not None:
+        progress.close()
     print(
         f"  ran {len(items)} samples in {time.monotonic() - start:.0f} s ({stats.tasks_per_s:.2f}/s); ours: {stats.by_status}"
     )
@@ -137,37 +201,59 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
         f"official {off_pass / max(1, len(graded)):.4f} on these tasks"
     )
     diffs = []
-    for t, r in graded:
+    fresh = settings.replace(calibrator=None, time_limit_s=args.floor)  # evidence runs: no cache
+    disagree = [
+        (t, r) for t, r in graded if (r.status == "passed") != (official[t]["status"] == "pass")
+    ]
+    # the evidence, run together: the calibrated program (what the official harness ran), the
+    # reference solution, and the same sample --repeat times more (nondeterminism, timeouts)
+    evidence: list[tuple[str, Any]] = []
+    for t, _r in disagree:
+        ref = problems[t].canonical_solution or ""
+        evidence += [(official[t]["solution"], problems[t]), (ref, problems[t])]
+        # a comment per repeat: identical runs in flight would share one execution
+        evidence += [
+            (f"{samples[t]['solution']}\n# repeat {k}\n", problems[t]) for k in range(args.repeat)
+        ]
+    print(f"  {len(disagree)} disagreements: {len(evidence)} evidence runs ...", flush=True)
+    runs = run_many(evidence, fresh, None, workers=args.workers)
+    per = 2 + args.repeat
+    for n, (t, r) in enumerate(disagree):
         off = official[t]
-        if (r.status == "passed") == (off["status"] == "pass"):
-            continue
-        again = run_tests(off["solution"], problems[t], settings)  # the calibrated program
+        calibrated, reference, *again = runs[n * per : (n + 1) * per]
         diffs.append(
             {
                 "task_id": t,
                 "ours": r.status,
                 "official": off["status"],
                 "ours_cause": _first_line(r) if r.status != "passed" else "",
+                "ours_message": r.message[-2000:],
                 "official_cause": _official_cause(off) if off["status"] != "pass" else "",
-                "calibrated_program": again.status,
+                "calibrated_program": calibrated.status,
+                "reference": reference.status if problems[t].canonical_solution else None,
+                "reference_cause": _first_line(reference) if reference.status != "passed" else "",
+                "again": [a.status for a in again],
                 "time_limit_s": r.limits.get("time_limit_s"),
+                "test_time_s": r.test_time_s,
             }
         )
-    by_id = {r.task_id: r.to_dict() for r in results}
     for d in diffs:
-        d["cause"] = classify(d, by_id[d["task_id"]])
+        d["cause"] = classify(d)
     print(f"  disagreements: {len(diffs)}; causes: {dict(Counter(d['cause'] for d in diffs))}")
     for d in diffs:
         print(
-            f"  - {d['task_id']}: ours={d['ours']} official={d['official']} "
-            f"(calibrated program: {d['calibrated_program']}, limit {d['time_limit_s']} s) | "
-            f"ours: {d['ours_cause']} | official: {d['official_cause']}"
+            f"  - {d['task_id']}: ours={d['ours']} official={d['official']} -> {d['cause']} "
+            f"(reference here: {d['reference']}; calibrated program: {d['calibrated_program']}; "
+            f"again: {'/'.join(d['again'])}; limit {d['time_limit_s']} s, took {d['test_time_s']} s)"
+            f"\n      ours: {d['ours_cause']} | reference: {d['reference_cause']} | "
+            f"official: {d['official_cause']}"
         )
     skipped = [r for r in results if r.status == "error"]
     for r in skipped[:20]:
         print(f"  error (excluded): {r.task_id}: {r.message[:150]}")
     return {
         "runnable": len(runnable),
+        "not_runnable": not_runnable,
         "graded": len(graded),
         "agree": agree,
         "excluded": dict(excluded),
@@ -244,6 +330,16 @@ def main() -> int:
     )
     ap.add_argument(
         "--every", type=int, default=1, help="run every Nth runnable BigCodeBench task (a sample)"
+    )
+    ap.add_argument(
+        "--cache", type=Path, default=None, help="execution cache (a rerun resumes from it)"
+    )
+    ap.add_argument(
+        "--progress", type=Path, default=None, help="append one JSON line per BigCodeBench result"
+    )
+    ap.add_argument("--tasks", default="", help="only these BigCodeBench tasks (177,940,...)")
+    ap.add_argument(
+        "--repeat", type=int, default=2, help="runs of each disagreeing sample again (evidence)"
     )
     args = ap.parse_args()
     out: dict[str, Any] = {}

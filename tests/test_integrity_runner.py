@@ -9,12 +9,14 @@ fork server on and off under ``-m slow``.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from exec_helpers import bcb_problem
@@ -103,6 +105,89 @@ def test_raw_memory_reads_are_refused_where_ctypes_stays() -> None:
 def test_without_the_fork_server_too() -> None:
     picked = [c for c in _representative() if c.kind in ("bigcodebench-unittest", "stdin")]
     assert _run(picked[:10], fork_server=False) == []
+
+
+#: A right solution only when a function called at import time sees its importer's real module
+#: frame (as statsmodels' ``PytestTester`` does, ``sys._getframe(1).f_locals['__file__']``,
+#: reached by ``import seaborn``), and when no frame reachable from the candidate, at import or
+#: during a test, is the tests' or the harness's.
+IMPORTER_FRAME = (
+    "import sys\n"
+    "def _importer_file():\n"
+    "    return sys._getframe(1).f_locals.get('__file__')\n"
+    "_FILE = _importer_file()\n"
+    "def _files():\n"
+    "    f, seen = sys._getframe(0), []\n"
+    "    while f is not None:\n"
+    "        seen.append(f.f_code.co_filename)\n"
+    "        f = f.f_back\n"
+    "    return seen\n"
+    "_AT_IMPORT = _files()\n"
+    "def _clean(seen):\n"
+    "    return not any(s == 'tests.py' or s.endswith(('harness.py', 'boot.py')) for s in seen)\n"
+    "def task_func(x):\n"
+    "    ok = _FILE == __file__ and _clean(_AT_IMPORT) and _clean(_files())\n"
+    "    return x * x if ok else x\n"
+)
+
+
+def test_import_time_frames_are_real_and_lead_to_no_protected_frame() -> None:
+    res = run_tests(IMPORTER_FRAME, bcb_problem(), _settings(True))
+    assert (res.status, res.message) == ("passed", "")
+
+
+#: pandas < 3 calls ``gc.get_referents`` on a frame's DataFrame at every chained assignment
+#: (``NDFrame._check_setitem_copy``): on instances of Python classes it is allowed and the
+#: solution is right; on a traceback (whose referents are frames) it is refused and recorded.
+REFERENTS_OK = (
+    "import gc\n"
+    "class _Frame:\n    def __init__(self):\n        self.shape = (1, 2)\n"
+    "def task_func(x):\n"
+    "    gc.get_referents(_Frame(), _Frame())\n"
+    "    return x * x\n"
+)
+REFERENTS_TB = (
+    "import gc\n"
+    "def task_func(x):\n"
+    "    try:\n        1 / 0\n"
+    "    except ZeroDivisionError as e:\n"
+    "        try:\n            gc.get_referents(e.__traceback__)\n"
+    "        except RuntimeError:\n            pass\n"
+    "    return x\n"
+)
+
+
+def test_gc_referents_of_python_objects_are_allowed_of_tracebacks_not() -> None:
+    ok, tb = run_many(
+        [(REFERENTS_OK, bcb_problem()), (REFERENTS_TB, bcb_problem())], _settings(True), None,
+        workers=2,
+    )
+    assert (ok.status, ok.message) == ("passed", "")
+    assert tb.status == "tampered" and tb.tamper == ("called gc.get_referents",)
+
+
+def _snapshot_module() -> Any:
+    path = Path(sandbox.__file__).parent / "_child" / "snapshot.py"
+    spec = importlib.util.spec_from_file_location("vibecheck_snapshot_under_test", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_snapshot_never_evaluates_a_lazy_proxy() -> None:
+    """django.conf.settings computes ``__class__`` (and raises ImproperlyConfigured) until the
+    tests configure it: the snapshot of the tests' modules asks ``type()``, never
+    ``isinstance``, so the Django tasks' harness no longer crashes (an ``error`` before)."""
+
+    class Lazy:
+        @property  # type: ignore[misc]
+        def __class__(self) -> type:
+            raise RuntimeError("settings are not configured")
+
+    kept = _snapshot_module()._kept
+    assert kept(Lazy()) is False
+    assert (kept(len), kept(sys), kept(Lazy), kept(1)) == (True, True, True, False)
 
 
 @needs_ns

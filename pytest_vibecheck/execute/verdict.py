@@ -11,7 +11,9 @@ The harness inside the sandbox reports per-test outcomes; it never decides ``err
 - ``error`` only for what the evaluator observes itself: the sandbox did not start, or a
   module the task may need is reported missing *and* this process confirms that the
   sandbox's interpreter does not have it (a candidate raising ``ModuleNotFoundError`` for an
-  installed module gets ``failed``);
+  installed module gets ``failed``); the same for NLTK data (NLTK's ``LookupError`` raised in
+  ``nltk/data.py``, confirmed absent with ``nltk.data.find``): the sandbox has no network for
+  ``nltk.download``, and an environment without the data is no fault of the model;
 - otherwise ``passed`` only when every expected test (or case) is reported passed.
 """
 
@@ -52,7 +54,11 @@ def _entry(row: Any, width: int) -> list[str] | None:
 def env_missing(module: str, known: frozenset[str], python: str | None) -> str | None:
     """The top-level name of ``module`` when it is one the task may need (a declared library,
     a known third-party library or the standard library) and the sandbox's interpreter really
-    lacks it (checked here, by a process that never ran candidate code); else None."""
+    lacks it (checked here, by a process that never ran candidate code); ``module`` itself
+    for NLTK data (``nltk_data:ID=PATH``) that ``nltk.data.find`` does not find there; else
+    None."""
+    if envcheck.is_nltk_data(module):
+        return module if envcheck.data_missing(module, python) else None
     top = module.split(".")[0]
     if not top.isidentifier():
         return None
@@ -69,6 +75,14 @@ class _Reader:
 
     def failure(self, tests: Sequence[str], message: str, missing: str) -> Verdict:
         env = env_missing(missing, self.known, self.python) if missing else None
+        if env is not None and envcheck.is_nltk_data(env):
+            ident = envcheck.data_id(env)
+            return Verdict(
+                "error",
+                tuple(tests),
+                f"environment: missing NLTK data {ident} ({envcheck.data_hint([ident])})",
+                envcheck.NLTK_DATA_PREFIX + ident,
+            )
         if env is not None:
             return Verdict("error", tuple(tests), f"environment: missing module {env}", env)
         return Verdict("failed", tuple(tests), message)

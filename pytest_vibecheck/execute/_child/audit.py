@@ -63,7 +63,6 @@ _DENY = frozenset(
         "sys._current_exceptions",
         "gc.get_objects",
         "gc.get_referrers",
-        "gc.get_referents",
         "sys.monitoring.register_callback",
         "cpython._PySys_ClearAuditHooks",
         "ctypes.string_at",
@@ -74,6 +73,7 @@ _DENY = frozenset(
 )
 _WATCH = _DENY | frozenset(
     {
+        "gc.get_referents",
         "sys._getframe",
         "object.__getattr__",
         "object.__setattr__",
@@ -91,7 +91,17 @@ _WATCH = _DENY | frozenset(
     }
 )
 CHILD_HIDDEN = frozenset(PROTECTED_FILES)
+#: Files whose frames ``sys._getframe`` never returns nor reaches through ``f_back``: the
+#: protected ones less ``guard.py``. A candidate thread starts in ``guard.exec_code`` or
+#: ``guard.run_one``, whose frames hold only the candidate's own code and namespace (or the
+#: test, reached through ``tests.py`` frames, which stay refused), so a frame asked for while
+#: the candidate module is imported is the real one: libraries that read their importer's
+#: frame at import time (statsmodels' ``PytestTester``: ``sys._getframe(1).f_locals
+#: ['__file__']``, reached by ``import seaborn``) get what they expect.
+_GETFRAME_PROTECTED = PROTECTED_FILES - {os.path.join(_HERE, "guard.py")}
 _FRAME_ATTRS = frozenset({"gi_frame", "cr_frame", "ag_frame"})
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+_type_flags: Any = type.__dict__["__flags__"].__get__  # not overridable by a metaclass
 _PROC_DENY = frozenset({"mem", "pagemap", "map_files", "fd", "fdinfo", "environ", "root", "cwd"})
 _CTYPES_ADDRS = frozenset(
     int(a)
@@ -193,8 +203,17 @@ def _audit_reason(
     module this run does without), or None when it is allowed."""
     if event in _DENY:
         return f"called {event}"
+    if event == "gc.get_referents":
+        # allowed on instances of classes defined in Python (heap types): their referents are
+        # their attributes, which the caller can read anyway; pandas < 3 calls it on every
+        # chained assignment (NDFrame._check_setitem_copy). Refused (and recorded) on anything
+        # else: a traceback's or a generator's referents are frames the audit hook guards.
+        objs = args[0] if args and type(args[0]) is tuple else args
+        if all(_type_flags(type(o)) & _HEAPTYPE for o in objs):
+            return None
+        return f"called {event}"
     if event == "sys._getframe":
-        if _chain_protected(args[0]):
+        if _chain_protected(args[0], _GETFRAME_PROTECTED):
             return "-sys._getframe on the harness's or the tests' frames"
         return None
     if event == "object.__getattr__":

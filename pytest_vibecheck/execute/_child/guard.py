@@ -188,9 +188,38 @@ def missing_name(exc: Any) -> str | None:
     return None
 
 
+#: NLTK's ``LookupError`` text names the resource (``nltk.download`` id) and the path it
+#: looked for, each between terminal colour codes.
+_NLTK_RESOURCE = r"Resource (?:\x1b\[\d+m)?([\w.-]+)(?:\x1b\[0m)? not found"
+_NLTK_PATH = r"Attempted to load (?:\x1b\[\d+m)?([\w./-]+)"
+
+
+def missing_data(exc: Any, tb: Any, _format: Any = format_tb) -> str | None:
+    """``nltk_data:ID=PATH@FILE`` for NLTK's ``LookupError`` for missing data (raised in
+    ``FILE``, an ``nltk/data.py``: the last frame of ``tb``), else None. The evaluator checks
+    that ``FILE`` is the environment's own ``nltk/data.py`` and that the data is really absent
+    before it calls this the environment's fault."""
+    import re
+
+    if type(exc) is not LookupError:
+        return None
+    frames = _format(tb)
+    if not frames or not frames[-1][0].replace("\\", "/").endswith("/nltk/data.py"):
+        return None
+    args = exc.args
+    text = args[0] if len(args) == 1 and type(args[0]) is str else ""
+    ident = re.search(_NLTK_RESOURCE, text)
+    path = re.search(_NLTK_PATH, text)
+    if ident is None:
+        return None
+    where = "=" + path.group(1) if path else ""
+    return "nltk_data:" + ident.group(1) + where + "@" + str(frames[-1][0])
+
+
 def make_unraisable(msg_fd: int, hidden: frozenset[str]) -> Any:
     """The ``sys.unraisablehook`` of the run: a failed test thread's exception is sent as one
-    framed message (``4-byte length`` + ``missing-module\\0traceback``) on ``msg_fd``."""
+    framed message (``4-byte length`` + ``missing\\0traceback``: the missing module, or the
+    missing NLTK data of :func:`missing_data`) on ``msg_fd``."""
     import os
 
     def on_unraisable(
@@ -198,11 +227,16 @@ def make_unraisable(msg_fd: int, hidden: frozenset[str]) -> Any:
         _w: Any = os.write,
         _describe: Any = describe,
         _missing: Any = missing_name,
+        _data: Any = missing_data,
     ) -> None:
         try:
             text = _describe(unraisable.exc_type, unraisable.exc_value, unraisable.exc_traceback,
                              hidden)
-            missing = _missing(unraisable.exc_value) or ""
+            missing = (
+                _missing(unraisable.exc_value)
+                or _data(unraisable.exc_value, unraisable.exc_traceback)
+                or ""
+            )
             data = (missing + "\0" + text).encode("utf-8", "replace")[:8000]
             _w(msg_fd, len(data).to_bytes(4, "big") + data)
         except Exception:
@@ -266,6 +300,7 @@ __all__ = [
     "format_tb",
     "make_safe_getframe",
     "make_unraisable",
+    "missing_data",
     "missing_name",
     "noop",
     "run_one",

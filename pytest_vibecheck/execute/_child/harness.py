@@ -9,8 +9,9 @@ result channel (:class:`boot.Channel`). One JSON line is written to it::
      "candidate_ran": bool}
 
 ``outcome`` is ``pass``, ``fail``, ``timeout`` or ``notrun``; ``missing`` is the module name
-of a ``ModuleNotFoundError`` (the evaluator decides whether it is the environment's fault: it
-checks that the module is really absent) or ``""``. The harness never decides ``error`` or
+of a ``ModuleNotFoundError``, ``nltk_data:ID=PATH`` for NLTK's ``LookupError`` for missing
+data (the evaluator decides whether it is the environment's fault: it checks that the module
+or data is really absent), or ``""``. The harness never decides ``error`` or
 ``skipped``: the evaluator does, from what it observes itself.
 
 How a verdict stays out of the candidate's reach (``docs/sandbox.md``, "Verdict integrity"):

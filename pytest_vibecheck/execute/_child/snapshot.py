@@ -21,7 +21,10 @@ _KEEP = (_FunctionType, _BuiltinType, _MethodType, _ModuleType)
 
 
 def _kept(value: object) -> bool:
-    return isinstance(value, (*_KEEP, type)) or type(value).__name__ == "ufunc"
+    # type(), never isinstance(): isinstance reads ``__class__``, which a lazy proxy computes
+    # (django.conf.settings: ImproperlyConfigured before the tests configure it)
+    kind = type(value)
+    return issubclass(kind, (*_KEEP, type)) or kind.__name__ == "ufunc"
 
 
 def take(names: list[str]) -> list[tuple[str, object, dict[str, Any], dict[str, object]]]:
