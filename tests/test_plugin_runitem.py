@@ -246,3 +246,39 @@ def test_a_free_sleeper_slot_starts_the_next_sleeping_item_while_the_cpu_is_busy
     finally:
         pf.close()
     assert started == ["t0", "t4"]
+
+
+def test_a_top_up_that_finds_nothing_to_start_looks_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import Future
+
+    session = SimpleNamespace(items=[])
+    session.items = [_Item("s::t0[m]", session)]  # nothing after it to start
+    first: Future[Any] = Future()
+
+    def fake_finish(runtime: Any, works: list[record.Work]) -> None:
+        for w in works:
+            w.finished = True
+        works[0].pending["code"] = first
+
+    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
+    monkeypatch.setattr(stages, "finish", fake_finish)
+    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+    timeouts: list[float] = []
+    from concurrent.futures import wait as real_wait
+
+    def counting_wait(fs: Any, timeout: float, return_when: str) -> Any:
+        timeouts.append(timeout)
+        if len(timeouts) == 8:
+            first.set_result(None)
+        return real_wait(fs, timeout=0, return_when=return_when)
+
+    monkeypatch.setattr(prefetch, "wait", counting_wait)
+    service = SimpleNamespace(executor=SimpleNamespace(idle=lambda sleeps=False: True))
+    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
+                              started_tests=lambda: service)
+    pf = prefetch.Prefetcher(runtime, window=4, lookahead=4)  # type: ignore[arg-type]
+    try:
+        pf.take(session.items[0])
+    finally:
+        pf.close()
+    assert timeouts[:7] == [prefetch.TOPUP_POLL_S, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0]

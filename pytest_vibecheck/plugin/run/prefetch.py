@@ -38,15 +38,17 @@ if TYPE_CHECKING:
     from pytest_vibecheck.plugin.run.runtime import Runtime
     from pytest_vibecheck.plugin.run.spec import ItemSpec
 
-__all__ = ["HORIZON", "TOPUP_POLL_S", "WINDOW", "Prefetcher", "planned_upcoming"]
+__all__ = ["HORIZON", "TOPUP_MAX_POLL_S", "TOPUP_POLL_S", "WINDOW", "Prefetcher", "planned_upcoming"]
 
 #: Most items verified and tested together (one Ruff batch, one sandbox batch).
 WINDOW = 32
 #: Most items ahead of the current one that a top-up may prepare (on a planned xdist worker
 #: these are all sent to it: see :data:`~pytest_vibecheck.plugin.xdist_sched.SEND_AHEAD`).
 HORIZON = 160
-#: Seconds between checks for an idle executor while an item waits for its runs.
+#: Seconds between checks for an idle executor while an item waits for its runs; doubled
+#: after each check that found nothing to start, up to :data:`TOPUP_MAX_POLL_S`.
 TOPUP_POLL_S = 0.05
+TOPUP_MAX_POLL_S = 1.0
 
 
 def planned_upcoming(items_total: int, position: int, worker: int, workers: int) -> list[int]:
@@ -164,9 +166,10 @@ class Prefetcher:
         sleeper slot is free, finish the upcoming items expected to sleep."""
         futures: list[Future[object]] = list(work.pending.values())
         horizon = self.lookahead
+        poll = TOPUP_POLL_S
         while futures:
             batch: list[Work]
-            _done, left = wait(futures, timeout=TOPUP_POLL_S, return_when=FIRST_COMPLETED)
+            _done, left = wait(futures, timeout=poll, return_when=FIRST_COMPLETED)
             futures = list(left)
             if not futures:
                 return
@@ -182,6 +185,9 @@ class Prefetcher:
                 continue
             if batch:
                 stages.finish(self.runtime, batch)
+                poll = TOPUP_POLL_S
+            else:  # nothing to start: look less often (the scan costs CPU a loaded machine lacks)
+                poll = min(TOPUP_MAX_POLL_S, 2 * poll)
 
     def _next_batch(self, item: pytest.Item, horizon: int) -> tuple[list[Work], int]:
         """The next window of prepared upcoming items, looking further ahead (up to
