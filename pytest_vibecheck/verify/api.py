@@ -161,6 +161,7 @@ class BatchVerification:
         self._checks = get_registry()
         self._bound: dict[str, tuple[_BoundCheck, ...]] = {}
         self._checked = [False] * len(self._plans)
+        self._dropped: set[int] = set()
         jobs = _jobs(self._plans)
         self._run: RuffRun | None = eng.start(jobs) if jobs else None
 
@@ -206,12 +207,19 @@ class BatchVerification:
                     break
             p.found = found
 
+    def drop(self, i: int) -> None:
+        """The caller does not want item ``i``'s verdicts: its built-in checks do not run, and
+        its row of :meth:`finish` is empty (Ruff still lints it: it has started)."""
+        self._checked[i] = True
+        self._dropped.add(i)
+
     def finish(self) -> list[list[Verdict]]:
         """Wait for Ruff; ``result[i][j]`` is the verdict of ``items[i].instructions[j]``."""
         for i in range(len(self._plans)):
             self.check_item(i)
         outcomes = self._run.outcomes() if self._run is not None else []
-        return [[_verdict(p, outcomes) for p in row] for row in self._plans]
+        dropped = self._dropped
+        return [[] if i in dropped else [_verdict(p, outcomes) for p in row] for i, row in enumerate(self._plans)]
 
 
 def _plan(items: Sequence[VerifyItem], reg: InstructionRegistry) -> list[list[_Planned]]:

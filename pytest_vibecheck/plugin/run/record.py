@@ -18,7 +18,7 @@ from pytest_vibecheck.report.records import (
     new_item_record,
     new_timing,
 )
-from pytest_vibecheck.verify.extract import parse_quietly
+from pytest_vibecheck.verify.extract import parse_shared
 
 if TYPE_CHECKING:
     from pytest_vibecheck.errors import VibeInfraError
@@ -50,7 +50,7 @@ def has_no_code(extraction: Extraction) -> bool:
     if extraction.method != "whole-reply":
         return False
     try:
-        tree = parse_quietly(extraction.code)
+        tree = parse_shared(extraction.code)  # read only: shared with the verifiers
     except (SyntaxError, ValueError):
         return True
     return all(
