@@ -109,7 +109,7 @@ class _ParamCache:
         return dict(hit[0]), hit[1], hit[2]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Planned:
     inst: Instruction
     params: dict[str, int | str]

@@ -179,7 +179,7 @@ class RuffCheck:
         return cls(rs, bool(preview), tuple(sorted((settings or {}).items())))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuffJob:
     """One code sample and the Ruff checks to run on it (the code is linted as given)."""
 
@@ -187,7 +187,7 @@ class RuffJob:
     checks: Sequence[RuffCheck]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuffOutcome:
     """Result of one :class:`RuffCheck` on one sample.
 
@@ -387,8 +387,13 @@ _CONCISE_LINE = (
     r"(?:(?P<code>[A-Z]+[0-9]+) (?:\[\*\] )?|(?:invalid-syntax|SyntaxError): )"
     r"(?P<msg>[^\n]*)"
 )
-_CONCISE = re.compile(_CONCISE_LINE + r"(?:\n|\Z)")
 _CONCISE_ONE = re.compile(_CONCISE_LINE)
+#: The same, for the engine's own relative paths (no colon in them): one ``findall`` over the
+#: whole output, much faster than matching line by line.
+_CONCISE_FAST = re.compile(
+    r"^([^:\n]+):([0-9]+):([0-9]+): (?:([A-Z]+[0-9]+) (?:\[\*\] )?|(?:invalid-syntax|SyntaxError): )([^\n]*)$",
+    re.MULTILINE,
+)
 
 #: One diagnostic: (path as Ruff printed it, row, column, rule code or None for a syntax
 #: error, message). Rows and columns are 1-based; columns count characters.
@@ -398,19 +403,16 @@ _Diag = tuple[str, int, int, str | None, str]
 def _parse_concise(text: str) -> list[_Diag] | None:
     """The diagnostics of concise output, or None when a line is not understood.
 
-    Fast path: one regex scan whose matches must tile the text. A line that does not start a
-    diagnostic continues the previous message (a message with a newline); output that does
-    not start with a diagnostic is not understood.
+    Fast path: every line is a diagnostic (as many ``findall`` matches, each anchored at a
+    line start, as lines). Otherwise line by line: a line that does not start a diagnostic
+    continues the previous message (a message with a newline); output that does not start
+    with a diagnostic is not understood.
     """
-    out: list[_Diag] = []
-    pos = 0
-    for m in _CONCISE.finditer(text):
-        if m.start() != pos:
-            return _parse_concise_lines(text)
-        path, row, col, code, msg = m.groups()
-        out.append((path, int(row), int(col), code, msg))
-        pos = m.end()
-    return out if pos == len(text) else _parse_concise_lines(text)
+    found = _CONCISE_FAST.findall(text)
+    lines = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+    if len(found) != lines:
+        return _parse_concise_lines(text)
+    return [(path, int(row), int(col), code or None, msg) for path, row, col, code, msg in found]
 
 
 def _parse_concise_lines(text: str) -> list[_Diag] | None:
@@ -460,7 +462,7 @@ def _is_syntax(code: object) -> bool:
 # ----------------------------------------------------------------------------- engine
 
 
-@dataclass
+@dataclass(slots=True)
 class _Unit:
     """One file to lint: sample ``job`` under group ``members`` (indices into its checks)."""
 
