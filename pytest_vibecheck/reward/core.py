@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_vibecheck import _gc
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.report.metrics import instruction_level_if, task_level_if
@@ -424,19 +425,21 @@ class RewardScorer:
         with warnings.catch_warnings():  # warnings about the model's code are not the run's
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
-            self._extract(todo)
-            if any(u.judged for u in todo):
-                self._verify(todo)
+            with _gc.paused():  # many small objects, no cycles (not while sandboxes run)
+                self._extract(todo)
+                if any(u.judged for u in todo):
+                    self._verify(todo)
             if cfg.functional:
                 for u in todo:
                     self._guard(u)
                 self._execute(todo)
         seen: set[str] = set()
         out: list[RewardResult] = []
-        for key in order:
-            res = self._result(units[key], shared=key in seen)
-            seen.add(key)
-            out.append(res)
+        with _gc.paused():
+            for key in order:
+                res = self._result(units[key], shared=key in seen)
+                seen.add(key)
+                out.append(res)
         return out
 
     def _extract(self, units: Sequence[_Unit]) -> None:

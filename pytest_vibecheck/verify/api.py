@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pytest_vibecheck import _gc
 from pytest_vibecheck.errors import ParameterWarning, VibecheckError
 from pytest_vibecheck.registry import get_registry
 from pytest_vibecheck.types import ExtractMode as ExtractMode
@@ -282,7 +283,8 @@ def verify_batch(
 
     ``result[i][j]`` is the verdict of ``items[i].instructions[j]``. All Ruff-backed checks of
     all items run in one batch (see :mod:`pytest_vibecheck.verify.ruff_engine`), and the
-    built-in checks run while Ruff does (:class:`BatchVerification`). Ruff problems and
+    built-in checks run while Ruff does (:class:`BatchVerification`); the cyclic garbage
+    collector waits until the batch ends (:mod:`pytest_vibecheck._gc`). Ruff problems and
     internal errors of a check become verdicts with ``passed=None`` and ``error`` set, never
     failures.
 
@@ -290,7 +292,7 @@ def verify_batch(
     :class:`~pytest_vibecheck.errors.VibecheckError` for an item without text, before any
     verification runs.
     """
-    with BatchVerification(items, registry=registry, engine=engine) as batch:
+    with _gc.paused(), BatchVerification(items, registry=registry, engine=engine) as batch:
         return batch.finish()
 
 

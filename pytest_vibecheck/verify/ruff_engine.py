@@ -65,7 +65,7 @@ Source of the rule behaviours relied on: Ruff 0.17 documentation (configuration 
 ``pyproject.toml`` (``ruff>=0.17.0,<0.18``) and the version is recorded in every outcome.
 """
 
-# ruff: noqa: PTH102, PTH108, PTH118, PTH123
+# ruff: noqa: PTH102, PTH106, PTH108, PTH118, PTH123
 # (os.path and os-level file calls on purpose: a batch writes thousands of files, and string
 #  paths with plain system calls cost a fraction of pathlib objects on that path.)
 
@@ -857,8 +857,18 @@ class _Batch:
         self.broken: str | None = None
         self.process: _Process | None = None
         self.closed = False
-        with open(os.path.join(self.root, "ruff.toml"), "w", encoding="utf-8") as fh:
-            fh.write("respect-gitignore = false\nlint.select = []\n")
+        # What the tree holds, removed one by one at the end (cheaper than walking it).
+        self.created: list[str] = []
+        self.dirs: list[str] = []
+        self._write_text(os.path.join(self.root, "ruff.toml"), "respect-gitignore = false\nlint.select = []\n")
+
+    def _write_text(self, path: str, text: str) -> None:
+        _write_new(path, text.encode("utf-8"))
+        self.created.append(path)
+
+    def _mkdir(self, path: str) -> None:
+        os.mkdir(path)
+        self.dirs.append(path)
 
     # -- the tree
 
@@ -882,9 +892,8 @@ class _Batch:
             self.folder_of[key] = f
             name = f"c{f:05d}"
             fpath = os.path.join(self.root, name)
-            os.mkdir(fpath)
-            with open(os.path.join(fpath, "ruff.toml"), "w", encoding="utf-8") as fh:
-                fh.write(config)
+            self._mkdir(fpath)
+            self._write_text(os.path.join(fpath, "ruff.toml"), config)
             self.folders.append(_Folder(fpath, name, config))
         folder = self.folders[f]
         u = len(self.units)
@@ -901,6 +910,7 @@ class _Batch:
         if not linked:
             _write_new(path, code.encode("utf-8", "surrogatepass"))
             self.job_file[job] = path
+        self.created.append(path)
         name = f"{folder.name}{os.sep}{fname}"
         self.unit_of_name[name] = u
         folder.units.append(u)
@@ -915,7 +925,14 @@ class _Batch:
         self.closed = True
         if self.process is not None:
             self.process.kill()
-        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            for path in self.created:
+                os.unlink(path)
+            for path in reversed(self.dirs):
+                os.rmdir(path)
+            os.rmdir(self.root)
+        except OSError:  # something else is in the tree (a killed run's output): walk it
+            shutil.rmtree(self.root, ignore_errors=True)
 
     # -- running
 
@@ -979,10 +996,10 @@ class _Batch:
         """One folder failed: its configuration (probe it alone), or one of its files?"""
         folder = self.folders[f]
         probe_name = folder.name + "_probe"
-        probe_dir = Path(self.root) / probe_name
-        probe_dir.mkdir()
-        (probe_dir / "ruff.toml").write_text(folder.config, encoding="utf-8")
-        (probe_dir / "probe.py").write_text("x = 1\n", encoding="utf-8")
+        probe_dir = os.path.join(self.root, probe_name)
+        self._mkdir(probe_dir)
+        self._write_text(os.path.join(probe_dir, "ruff.toml"), folder.config)
+        self._write_text(os.path.join(probe_dir, "probe.py"), "x = 1\n")
         probe = self.engine._invoke(self.root, [probe_name])
         if probe.diagnostics is not None:
             self._bisect_files(list(folder.units), error)
