@@ -37,13 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_vibecheck import _gc
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.report.metrics import instruction_level_if, task_level_if
 from pytest_vibecheck.suites.problem import Problem
-from pytest_vibecheck.verify.api import VerifyItem, verify_batch
-from pytest_vibecheck.verify.extract import ExtractMode, extract_code
-from pytest_vibecheck.verify.verdict import Violation
+from pytest_vibecheck.verify.api import BatchVerification, VerifyItem
+from pytest_vibecheck.verify.extract import Extraction, ExtractMode, extract_code
+from pytest_vibecheck.verify.verdict import Verdict, Violation
 
 from .problems import ProblemRef, problem_ref_text, resolve_problem
 
@@ -76,6 +77,12 @@ FUNC_STATUSES: Mapping[str, float | None] = {
 #: :func:`pytest_vibecheck.execute.pool.run_many` with the scorer's settings; any callable with
 #: this shape (a Ray-backed runner, a remote service) can replace it.
 Executor = Callable[[Sequence[tuple[str, Problem]]], Sequence[ExecResult]]
+
+#: Code longer than this (characters) is guarded (:meth:`RewardScorer._guard`) before Ruff
+#: starts: code deep enough to crash Ruff's parser (about 7,000 nested levels, measured with
+#: Ruff 0.17) cannot be shorter. Shorter code is guarded while Ruff runs. Only speed depends
+#: on it: a file that crashes Ruff is isolated by the engine either way.
+_GUARD_BEFORE_RUFF = 4096
 
 IfLevel = Literal["instruction", "task"]
 Composite = Literal["blend", "gated"]
@@ -273,6 +280,8 @@ class _Unit:
     code: str = ""
     method: str = ""
     no_code: bool = False
+    extraction: Extraction | None = None
+    guarded: bool = False  # no_code_reason (one parse, the parser guard) is done
     verdicts: list[InstructionOutcome] = field(default_factory=list)
     verify_error: str | None = None
     exec_result: ExecResult | None = None
@@ -387,6 +396,7 @@ class RewardScorer:
             )
         cfg = self.config
         resolved: dict[object, Problem] = {}
+        problem_keys: dict[int, str] = {}  # by id() of a problem in ``resolved``
         units: dict[str, _Unit] = {}
         order: list[str] = []
         for i, (completion, ref) in enumerate(zip(completions, problems, strict=True)):
@@ -402,7 +412,10 @@ class RewardScorer:
                     f"problem {i} ({problem_ref_text(prob)}): no instruction to judge and "
                     "functional=False: nothing to score; give it instructions or run its tests"
                 )
-            key = _sha(reply) + _problem_key(prob, judged)
+            pkey = problem_keys.get(id(prob))
+            if pkey is None:
+                pkey = problem_keys[id(prob)] = _problem_key(prob, judged)
+            key = _sha(reply) + pkey
             if key not in units:
                 units[key] = _Unit(reply, prob, judged)
             order.append(key)
@@ -412,71 +425,109 @@ class RewardScorer:
         with warnings.catch_warnings():  # warnings about the model's code are not the run's
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
-            self._extract(todo)
-            if any(u.judged for u in todo):
-                self._verify(todo)
+            with _gc.paused():  # many small objects, no cycles (not while sandboxes run)
+                self._extract(todo)
+                if any(u.judged for u in todo):
+                    self._verify(todo)
             if cfg.functional:
+                for u in todo:
+                    self._guard(u)
                 self._execute(todo)
         seen: set[str] = set()
         out: list[RewardResult] = []
-        for key in order:
-            res = self._result(units[key], shared=key in seen)
-            seen.add(key)
-            out.append(res)
+        with _gc.paused():
+            for key in order:
+                res = self._result(units[key], shared=key in seen)
+                seen.add(key)
+                out.append(res)
         return out
 
     def _extract(self, units: Sequence[_Unit]) -> None:
-        from pytest_vibecheck.plugin.run.record import no_code_reason  # the plugin's rule
-
+        """Extract each unit's code; a reply with nothing to extract is no code at once. What
+        needs a parse of the code waits for :meth:`_guard`."""
         for u in units:
             ex = extract_code(u.reply, self.config.extract_mode, u.problem.entry_point)
-            u.code, u.method = ex.code, ex.method
-            # Code nested so deep that CPython's parser gives up would crash the verifiers and
-            # the batch: it is no code, a model failure (no_code_reason parses it once).
-            reason = no_code_reason(ex)
-            u.no_code = reason is not None
-            if reason == "unparseable":
-                u.method = ex.method + "+unparseable"
+            u.code, u.method, u.extraction = ex.code, ex.method, ex
+            if ex.method == "none" or not ex.code.strip():
+                u.no_code = u.guarded = True
+
+    def _guard(self, u: _Unit) -> None:
+        """The plugin's no-code rule, and the parser guard: code nested so deep that CPython's
+        parser gives up (a few hundred thousand unary operators, say) would crash the
+        verifiers and the batch, so it is no code, a model failure. One parse, shared with the
+        verifiers of the same code (:func:`~pytest_vibecheck.verify.extract.parse_shared`)."""
+        if u.guarded:
+            return
+        u.guarded = True
+        from pytest_vibecheck.plugin.run.record import no_code_reason  # the plugin's rule
+
+        assert u.extraction is not None
+        # no_code_reason parses once through parse_shared, so the verifiers reuse the tree
+        reason = no_code_reason(u.extraction)
+        u.no_code = reason is not None
+        if reason == "unparseable":
+            u.method = u.method + "+unparseable"
 
     def _verify(self, units: Sequence[_Unit]) -> None:
+        """Verify the units' code in one batch. Ruff starts first; each unit is then guarded
+        (:meth:`_guard`) and its built-in checks run on the same parse while Ruff lints. Code
+        longer than :data:`_GUARD_BEFORE_RUFF` characters is guarded before Ruff starts (code
+        too deep for CPython's parser can crash Ruff too)."""
         from pytest_vibecheck.plugin.run.stages import NO_CODE_RULE
+
+        for u in units:
+            if u.judged and len(u.code) > _GUARD_BEFORE_RUFF:
+                self._guard(u)
         batch: list[VerifyItem] = []
         targets: list[_Unit] = []
         for u in units:
-            if not u.judged:
-                continue
-            if u.no_code:
+            if u.judged and not u.no_code:
+                batch.append(VerifyItem(instructions=list(u.judged), reply=u.reply, code=u.code,
+                                        entry_point=u.problem.entry_point))
+                targets.append(u)
+        results: list[list[Verdict]] = []
+        if batch:
+            try:
+                with BatchVerification(batch, engine=self._engine) as run:
+                    for i, u in enumerate(targets):
+                        self._guard(u)
+                        if u.no_code:
+                            run.drop(i)
+                        else:
+                            run.check_item(i)
+                    results = run.finish()
+            except Exception as exc:  # a verifier failure is the grader's, never the model's
+                for u in targets:
+                    self._guard(u)
+                    u.verify_error = f"verifier: {type(exc).__name__}: {exc}"
+                results = []
+        for u, verdicts in zip(targets, results, strict=True):
+            if not u.no_code:
+                u.verdicts = [
+                    InstructionOutcome(v.instruction, dict(v.params), v.passed, v.error, v.violations)
+                    for v in verdicts
+                ]
+        for u in units:
+            if u.judged and u.no_code:
+                u.verify_error = None
                 u.verdicts = [
                     InstructionOutcome(iid, params, False, None, (
                         Violation(NO_CODE_RULE, 1, 1, "the reply contains no code"),))
                     for iid, params in u.judged
                 ]
-                continue
-            batch.append(VerifyItem(instructions=list(u.judged), reply=u.reply, code=u.code,
-                                    entry_point=u.problem.entry_point))
-            targets.append(u)
-        if not batch:
-            return
-        try:
-            results = verify_batch(batch, engine=self._engine)
-        except Exception as exc:  # a verifier failure is the grader's, never the model's
-            for u in targets:
-                u.verify_error = f"verifier: {type(exc).__name__}: {exc}"
-            return
-        for u, verdicts in zip(targets, results, strict=True):
-            u.verdicts = [
-                InstructionOutcome(v.instruction, dict(v.params), v.passed, v.error, v.violations)
-                for v in verdicts
-            ]
 
     def _execute(self, units: Sequence[_Unit]) -> None:
         index: dict[tuple[str, str], int] = {}
         pairs: list[tuple[str, Problem]] = []
         wanted: list[tuple[_Unit, int]] = []
+        problem_keys: dict[int, str] = {}
         for u in units:
             if u.no_code:
                 continue
-            key = (u.code, _problem_key(u.problem, ()))
+            pkey = problem_keys.get(id(u.problem))
+            if pkey is None:
+                pkey = problem_keys[id(u.problem)] = _problem_key(u.problem, ())
+            key = (u.code, pkey)
             j = index.get(key)
             if j is None:
                 j = index[key] = len(pairs)

@@ -25,9 +25,10 @@ emitted as a :class:`~pytest_vibecheck.errors.ParameterWarning` and kept in
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pytest_vibecheck import _gc
 from pytest_vibecheck.errors import ParameterWarning, VibecheckError
 from pytest_vibecheck.registry import get_registry
 from pytest_vibecheck.types import ExtractMode as ExtractMode
@@ -39,11 +40,12 @@ from pytest_vibecheck.verify.ruff_engine import (
     RuffEngine,
     RuffJob,
     RuffOutcome,
+    RuffRun,
     default_engine,
 )
 from pytest_vibecheck.verify.verdict import Verdict, Violation
 
-__all__ = ["VerifyItem", "normalise_code", "ruff_check_for", "verify", "verify_batch"]
+__all__ = ["BatchVerification", "VerifyItem", "normalise_code", "ruff_check_for", "verify", "verify_batch"]
 
 
 
@@ -108,7 +110,7 @@ class _ParamCache:
         return dict(hit[0]), hit[1], hit[2]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Planned:
     inst: Instruction
     params: dict[str, int | str]
@@ -116,6 +118,8 @@ class _Planned:
     text: str
     check: RuffCheck | None
     job_slot: tuple[int, int] | None = None  # (job index, check index)
+    found: list[Violation] | None = None  # what the built-in checks found
+    check_error: str | None = None  # a built-in check that raised
 
 
 def _resolve_texts(item: VerifyItem, where: str) -> tuple[str | None, str | None]:
@@ -129,28 +133,98 @@ def _resolve_texts(item: VerifyItem, where: str) -> tuple[str | None, str | None
     return item.code, reply
 
 
-def verify_batch(
-    items: Sequence[VerifyItem],
-    *,
-    registry: InstructionRegistry | None = None,
-    engine: RuffEngine | None = None,
-) -> list[list[Verdict]]:
-    """Verify every item against its instructions; returns verdicts in the same order.
+#: A built-in check as run in a batch: (name, check, its "nothing but a syntax error" test).
+_BoundCheck = tuple[str, Callable[[str], list[Violation]], Callable[[str], bool] | None]
 
-    ``result[i][j]`` is the verdict of ``items[i].instructions[j]``. All Ruff-backed checks of
-    all items run in one batch (see :mod:`pytest_vibecheck.verify.ruff_engine`). Ruff problems and
-    internal errors of a check become verdicts with ``passed=None`` and ``error`` set, never
-    failures.
 
-    Raises :class:`~pytest_vibecheck.errors.UnknownIdError` for an unknown instruction id and
-    :class:`~pytest_vibecheck.errors.VibecheckError` for an item without text, before any
-    verification runs.
+class BatchVerification:
+    """The verification of a batch in three steps, so that a caller can work while Ruff runs.
+
+    ``BatchVerification(items)`` plans every item (errors as for :func:`verify_batch`, before
+    anything runs), writes the Ruff batch and starts Ruff; :meth:`check_item` runs item ``i``'s
+    built-in checks (the verifiers that are not Ruff rules) meanwhile; :meth:`finish` waits for
+    Ruff and returns the verdicts (running the built-in checks of items not yet checked).
+    :func:`verify_batch` is these three steps; the verdicts are the same whatever is checked
+    when. Use it as a context manager (or call :meth:`close`) so that Ruff is stopped and its
+    temporary files removed if the caller gives up.
     """
-    reg = registry if registry is not None else default_registry()
-    eng = engine if engine is not None else default_engine()
+
+    def __init__(
+        self,
+        items: Sequence[VerifyItem],
+        *,
+        registry: InstructionRegistry | None = None,
+        engine: RuffEngine | None = None,
+    ) -> None:
+        reg = registry if registry is not None else default_registry()
+        eng = engine if engine is not None else default_engine()
+        self._plans = _plan(items, reg)
+        self._checks = get_registry()
+        self._bound: dict[str, tuple[_BoundCheck, ...]] = {}
+        self._checked = [False] * len(self._plans)
+        self._dropped: set[int] = set()
+        jobs = _jobs(self._plans)
+        self._run: RuffRun | None = eng.start(jobs) if jobs else None
+
+    def __enter__(self) -> BatchVerification:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop Ruff if it still runs and remove its temporary files (idempotent)."""
+        if self._run is not None:
+            self._run.close()
+
+    def _bind(self, inst: Instruction) -> tuple[_BoundCheck, ...]:
+        bound = self._bound.get(inst.id)
+        if bound is None:
+            reg = self._checks
+            bound = self._bound[inst.id] = tuple(
+                (name, reg.check(name), reg.nothing_but_syntax(name)) for name in inst.verifier.checks
+            )
+        return bound
+
+    def check_item(self, i: int) -> None:
+        """Run the built-in checks of item ``i`` (once; later calls do nothing)."""
+        if self._checked[i]:
+            return
+        self._checked[i] = True
+        for p in self._plans[i]:
+            bound = self._bind(p.inst)
+            if not bound:
+                continue
+            found: list[Violation] = []
+            for name, check, quick in bound:
+                # With a Ruff check on the same text, a check that can find nothing but a
+                # syntax error adds nothing: Ruff parses the text, and reports the error.
+                if p.check is not None and quick is not None and quick(p.text):
+                    continue
+                try:
+                    found.extend(check(p.text))
+                except Exception as exc:  # an internal error is never a verdict
+                    p.check_error = f"internal error in built-in check {name}: {type(exc).__name__}: {exc}"
+                    break
+            p.found = found
+
+    def drop(self, i: int) -> None:
+        """The caller does not want item ``i``'s verdicts: its built-in checks do not run, and
+        its row of :meth:`finish` is empty (Ruff still lints it: it has started)."""
+        self._checked[i] = True
+        self._dropped.add(i)
+
+    def finish(self) -> list[list[Verdict]]:
+        """Wait for Ruff; ``result[i][j]`` is the verdict of ``items[i].instructions[j]``."""
+        for i in range(len(self._plans)):
+            self.check_item(i)
+        outcomes = self._run.outcomes() if self._run is not None else []
+        dropped = self._dropped
+        return [[] if i in dropped else [_verdict(p, outcomes) for p in row] for i, row in enumerate(self._plans)]
+
+
+def _plan(items: Sequence[VerifyItem], reg: InstructionRegistry) -> list[list[_Planned]]:
     plans: list[list[_Planned]] = []
-    jobs: list[RuffJob] = []
-    job_of_text: dict[tuple[int, str], int] = {}
     cache = _ParamCache()
     for i, item in enumerate(items):
         where = item.label or f"item {i}"
@@ -161,7 +235,7 @@ def verify_batch(
             inst = reg.get(iid)
             params, changes, check = cache.get(inst, raw_params)
             for change in changes:
-                warnings.warn(f"{where}: {change}", ParameterWarning, stacklevel=2)
+                warnings.warn(f"{where}: {change}", ParameterWarning, stacklevel=4)
             if inst.verifier.target == "reply":
                 assert reply is not None
                 text = reply
@@ -176,7 +250,13 @@ def verify_batch(
                 text = code_text
             row.append(_Planned(inst, params, changes, text, check))
         plans.append(row)
-    # One Ruff job per distinct (item, text), holding all checks on that text.
+    return plans
+
+
+def _jobs(plans: list[list[_Planned]]) -> list[RuffJob]:
+    """One Ruff job per distinct (item, text), holding all checks on that text."""
+    job_of_text: dict[tuple[int, str], int] = {}
+    texts: list[str] = []
     job_checks: list[list[RuffCheck]] = []
     for i, row in enumerate(plans):
         for planned in row:
@@ -185,23 +265,42 @@ def verify_batch(
             key = (i, planned.text)
             j = job_of_text.get(key)
             if j is None:
-                j = len(jobs)
-                job_of_text[key] = j
-                jobs.append(RuffJob(planned.text, []))
+                j = job_of_text[key] = len(texts)
+                texts.append(planned.text)
                 job_checks.append([])
             planned.job_slot = (j, len(job_checks[j]))
             job_checks[j].append(planned.check)
-    jobs = [RuffJob(job.code, tuple(checks)) for job, checks in zip(jobs, job_checks, strict=True)]
-    outcomes = eng.run(jobs) if jobs else []
-    return [[_verdict(p, outcomes) for p in row] for row in plans]
+    return [RuffJob(text, tuple(checks)) for text, checks in zip(texts, job_checks, strict=True)]
+
+
+def verify_batch(
+    items: Sequence[VerifyItem],
+    *,
+    registry: InstructionRegistry | None = None,
+    engine: RuffEngine | None = None,
+) -> list[list[Verdict]]:
+    """Verify every item against its instructions; returns verdicts in the same order.
+
+    ``result[i][j]`` is the verdict of ``items[i].instructions[j]``. All Ruff-backed checks of
+    all items run in one batch (see :mod:`pytest_vibecheck.verify.ruff_engine`), and the
+    built-in checks run while Ruff does (:class:`BatchVerification`); the cyclic garbage
+    collector waits until the batch ends (:mod:`pytest_vibecheck._gc`). Ruff problems and
+    internal errors of a check become verdicts with ``passed=None`` and ``error`` set, never
+    failures.
+
+    Raises :class:`~pytest_vibecheck.errors.UnknownIdError` for an unknown instruction id and
+    :class:`~pytest_vibecheck.errors.VibecheckError` for an item without text, before any
+    verification runs.
+    """
+    with _gc.paused(), BatchVerification(items, registry=registry, engine=engine) as batch:
+        return batch.finish()
 
 
 def _verdict(p: _Planned, outcomes: list[list[RuffOutcome]]) -> Verdict:
     iid, params, notes = p.inst.id, p.params, p.changes
-    violations: list[Violation] = []
     version: str | None = None
+    violations: list[Violation] = []
     syntax = False
-    ruff_parsed = False
     if p.job_slot is not None:
         outcome = outcomes[p.job_slot[0]][p.job_slot[1]]
         version = outcome.ruff_version
@@ -210,21 +309,13 @@ def _verdict(p: _Planned, outcomes: list[list[RuffOutcome]]) -> Verdict:
                                            ruff_version=version, warnings=notes)
         violations.extend(outcome.violations)
         syntax = outcome.syntax_error
-        ruff_parsed = not syntax
-    registry = get_registry()
-    for name in p.inst.verifier.checks:
-        quick = registry.nothing_but_syntax(name)
-        if ruff_parsed and quick is not None and quick(p.text):
-            continue  # nothing to find but a syntax error, and Ruff has parsed this very text
-        try:
-            found = registry.check(name)(p.text)
-        except Exception as exc:  # an internal error is never a verdict
-            return Verdict.failed_to_judge(
-                iid, f"internal error in built-in check {name}: {type(exc).__name__}: {exc}",
-                params=params, ruff_version=version, warnings=notes)
+    if p.check_error is not None:
+        return Verdict.failed_to_judge(iid, p.check_error, params=params, ruff_version=version, warnings=notes)
+    if p.found:
         if syntax:  # Ruff already reported the syntax error for this code
-            found = [v for v in found if v.rule != SYNTAX_RULE]
-        violations.extend(found)
+            violations.extend(v for v in p.found if v.rule != SYNTAX_RULE)
+        else:
+            violations.extend(p.found)
     return Verdict.judged(iid, violations, params=params, ruff_version=version, warnings=notes)
 
 

@@ -36,6 +36,7 @@ Definitions (Vibe Checker, arXiv 2510.07315, Table 1; ``reference/vericode.md`` 
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import json
 import re
@@ -43,7 +44,7 @@ import tokenize
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from pytest_vibecheck.verify.extract import parse_quietly
+from pytest_vibecheck.verify.extract import parse_shared
 from pytest_vibecheck.verify.verdict import Violation
 
 __all__ = [
@@ -97,8 +98,10 @@ def strip_reasoning(reply: str) -> str:
 
 
 def _parse(code: str) -> ast.Module:
-    """:func:`ast.parse` without printing SyntaxWarnings for the untrusted code."""
-    return parse_quietly(code)
+    """:func:`ast.parse` without printing SyntaxWarnings for the untrusted code; the tree is
+    shared with the other checks of the same text (:func:`~pytest_vibecheck.verify.extract.parse_shared`):
+    read it, never change it."""
+    return parse_shared(code)
 
 
 def _syntax_violation(exc: SyntaxError | ValueError, line_offset: int = 0, what: str = "code") -> Violation:
@@ -151,19 +154,108 @@ def pure_code_reply(reply: str) -> list[Violation]:
 # ----------------------------------------------------------------------------- doc_5
 
 
+#: Fields of statement nodes that hold statement lists (``handlers`` and ``cases`` hold
+#: ``ExceptHandler`` / ``match_case`` nodes, whose ``body`` does).
+_BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.Module) -> list[ast.AST]:
+    """Every statement of ``tree`` (and its ``except``/``case`` clauses), at any depth, in no
+    particular order. Statements occur only in these lists (never inside an expression: a
+    lambda's body is an expression), so walking them finds every ``def``, ``class`` and
+    assignment without visiting the expressions, most of the tree."""
+    found: list[ast.AST] = []
+    stack: list[list[ast.AST]] = [tree.body]  # type: ignore[list-item]
+    while stack:
+        for node in stack.pop():
+            found.append(node)
+            for name in _BODY_FIELDS:
+                sub = getattr(node, name, None)
+                if sub:
+                    stack.append(sub)
+    return found
+
+
+_DOCSTRING_OWNERS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 def _docstring_nodes(tree: ast.Module) -> list[ast.Expr]:
     found: list[ast.Expr] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if (
-                body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
-                found.append(body[0])
+    owners: list[ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = [tree]
+    owners.extend(n for n in _statements(tree) if isinstance(n, _DOCSTRING_OWNERS))
+    for node in owners:
+        body = node.body
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            found.append(body[0])
     return sorted(found, key=lambda e: (e.lineno, e.col_offset))
+
+
+def _comments_tokenize(code: str) -> list[tuple[int, int, str]]:
+    """(line, 0-based column, text) of every ``COMMENT`` token, by :mod:`tokenize`."""
+    out: list[tuple[int, int, str]] = []
+    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+    # A tokenize error is reported by ast.parse; the comments before it are kept (extend
+    # appends one by one).
+    with contextlib.suppress(tokenize.TokenError, SyntaxError):
+        out.extend((t.start[0], t.start[1], t.string) for t in tokens if t.type == tokenize.COMMENT)
+    return out
+
+
+def _string_spans(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """(line, byte column, end line, end byte column) of every string literal of ``tree``:
+    each ``Constant`` str/bytes and each f-string (``JoinedStr``, not entered), covering
+    implicitly concatenated parts together."""
+    spans: list[tuple[int, int, int, int]] = []
+    stack: list[ast.AST] = [tree]
+    children = ast.iter_child_nodes
+    while stack:
+        for child in children(stack.pop()):
+            kind = type(child)
+            if kind is ast.JoinedStr or (kind is ast.Constant and isinstance(child.value, str | bytes)):  # type: ignore[attr-defined]
+                spans.append((child.lineno, child.col_offset,  # type: ignore[attr-defined]
+                              child.end_lineno or child.lineno, child.end_col_offset or 0))  # type: ignore[attr-defined]
+            else:
+                stack.append(child)
+    return spans
+
+
+def _comments_from_tree(code: str, tree: ast.Module) -> list[tuple[int, int, str]] | None:
+    """The ``COMMENT`` tokens of code that parsed, found from its string literals, or None
+    when that cannot decide (then :func:`_comments_tokenize` must).
+
+    In code that parses, a ``#`` outside every string literal starts a comment running to the
+    end of the line. A ``#`` inside a literal's span on the span's last line is string text (a
+    comment there would swallow the literal's closing quote). A ``#`` on an earlier line of a
+    multi-line span may be either (inside a triple-quoted string, or a comment between two
+    implicitly concatenated parts, or inside an f-string's replacement field): undecided.
+    """
+    spans = _string_spans(tree)
+    out: list[tuple[int, int, str]] = []
+    for n, line in enumerate(code.split("\n"), start=1):
+        idx = line.find("#")
+        if idx < 0:
+            continue
+        touching = [sp for sp in spans if sp[0] <= n <= sp[2]]
+        ascii_line = line.isascii()
+        while idx >= 0:
+            col = idx if ascii_line else len(line[:idx].encode("utf-8"))
+            in_string = False
+            for l0, c0, l1, c1 in touching:
+                if (n > l0 or col >= c0) and (n < l1 or col < c1):
+                    if n != l1:
+                        return None
+                    in_string = True
+                    break
+            if not in_string:
+                out.append((n, idx, line[idx:]))
+                break
+            idx = line.find("#", idx + 1)
+    return out
 
 
 def no_comments_or_docstrings(code: str) -> list[Violation]:
@@ -171,28 +263,36 @@ def no_comments_or_docstrings(code: str) -> list[Violation]:
 
     Returns one ``comment`` violation per comment and one ``docstring`` violation per
     module/class/function docstring; code that does not parse adds an ``invalid-syntax``
-    violation (comments before the error are still reported).
+    violation (comments before the error are still reported). Comments are the ``COMMENT``
+    tokens of :mod:`tokenize`, found from the tree's string literals where that decides
+    (:func:`_comments_from_tree`, same result, without tokenizing).
     """
     code = code.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
-    out: list[Violation] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type == tokenize.COMMENT:
-                text = tok.string if len(tok.string) <= 40 else tok.string[:37] + "..."
-                out.append(Violation("comment", tok.start[0], tok.start[1] + 1, f"Comment found: {text!r}"))
-    except (tokenize.TokenError, SyntaxError):
-        pass  # reported below by ast.parse
     try:
         tree = _parse(code)
     except (SyntaxError, ValueError) as exc:
+        out = [_comment_violation(c) for c in _comments_tokenize(code)] if "#" in code else []
         out.append(_syntax_violation(exc))
         return out
-    lines = code.split("\n")
-    out.extend(
-        Violation("docstring", expr.lineno, _char_col(lines, expr.lineno, expr.col_offset), "Docstring found")
-        for expr in _docstring_nodes(tree)
-    )
+    comments: list[tuple[int, int, str]] = []
+    if "#" in code:
+        decided = _comments_from_tree(code, tree)
+        comments = decided if decided is not None else _comments_tokenize(code)
+    out = [_comment_violation(c) for c in comments]
+    docstrings = _docstring_nodes(tree)
+    if docstrings:
+        lines = code.split("\n")
+        out.extend(
+            Violation("docstring", expr.lineno, _char_col(lines, expr.lineno, expr.col_offset), "Docstring found")
+            for expr in docstrings
+        )
     return out
+
+
+def _comment_violation(comment: tuple[int, int, str]) -> Violation:
+    line, col, text = comment
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    return Violation("comment", line, col + 1, f"Comment found: {shown!r}")
 
 
 # ----------------------------------------------------------------------------- doc_6
@@ -272,6 +372,8 @@ def code_then_json_reply(reply: str) -> list[Violation]:
 
 
 def _df_candidate(code: str, all_bindings: bool = False) -> bool:
+    if "df" not in code:
+        return False
     if all_bindings:
         return re.search(r"\bdf\b", code) is not None
     return _DF_ASSIGN.search(code) is not None
@@ -304,7 +406,8 @@ def pandas_df_name(code: str, *, all_bindings: bool = False) -> list[Violation]:
         return []
     lines = code.split("\n")
     targets: list[ast.Name] = []
-    for node in ast.walk(tree):
+    # PD901 looks at assignment statements only: walking the statements is enough.
+    for node in ast.walk(tree) if all_bindings else _statements(tree):
         if all_bindings:
             if isinstance(node, ast.Name) and node.id == "df" and isinstance(node.ctx, ast.Store):
                 targets.append(node)

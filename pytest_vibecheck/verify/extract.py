@@ -54,12 +54,14 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from pytest_vibecheck.types import ExtractMode as ExtractMode
 
-__all__ = ["METHODS", "PYTHON_TAGS", "Extraction", "extract_code"]
+__all__ = ["METHODS", "PYTHON_TAGS", "Extraction", "extract_code", "parse_quietly", "parse_shared"]
 
 
 #: Every value :attr:`Extraction.method` can take.
@@ -223,6 +225,34 @@ def parse_quietly(code: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ast.parse(code)
+
+
+#: The last few texts parsed by :func:`parse_shared`, with their tree or exception.
+_SHARED: OrderedDict[str, ast.Module | BaseException] = OrderedDict()
+_SHARED_SIZE = 4
+_SHARED_LOCK = threading.Lock()
+
+
+def parse_shared(code: str) -> ast.Module:
+    """:func:`parse_quietly` that remembers the last few texts, so that the verifiers and
+    the reward's checks that read the same code parse it once. The tree is shared: never
+    change it. Raises what :func:`parse_quietly` raises (a new exception each time)."""
+    with _SHARED_LOCK:
+        hit = _SHARED.get(code)
+        if hit is not None:
+            _SHARED.move_to_end(code)
+    if hit is None:
+        try:
+            hit = parse_quietly(code)
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+            hit = exc
+        with _SHARED_LOCK:
+            _SHARED[code] = hit
+            while len(_SHARED) > _SHARED_SIZE:
+                _SHARED.popitem(last=False)
+    if isinstance(hit, BaseException):
+        raise type(hit)(*hit.args)
+    return hit
 
 
 def _parses(code: str) -> bool:

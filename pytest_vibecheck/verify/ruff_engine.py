@@ -3,12 +3,22 @@
 The paper's pipeline (Vibe Checker, arXiv 2510.07315, §2.2; github.com/maszhongming/SWE-IF)
 runs one ``ruff check`` per (code, instruction), about 4 ms each. This engine writes every
 sample into a private temporary tree and lints the whole tree with **one**
-``ruff check --output-format=json --no-cache`` process:
+``ruff check --output-format=concise --quiet --no-cache`` process:
 
 * one folder per distinct Ruff configuration, holding that configuration as its own
   ``ruff.toml`` (Ruff's hierarchical configuration picks the nearest file, so each folder is
   linted with its own rules and settings);
-* one file per (sample, configuration group) in that folder.
+* one file per (sample, configuration group) in that folder; the files of one sample in
+  different folders are hard links of one file (one write per sample).
+
+:meth:`RuffEngine.start` returns while Ruff runs (its output goes to files in the tree, so it
+never waits on a pipe), so a caller can do other work meanwhile; :meth:`RuffEngine.run` waits.
+
+**Output.** Ruff's concise output (``PATH:ROW:COL: CODE MESSAGE``, one line per diagnostic,
+about a fifth of the size of its JSON) carries every field a verdict needs: rule code,
+1-based row and character column, and the message, printed as in the JSON ``message`` field.
+It is parsed with one regular expression; a line that does not start a diagnostic continues
+the previous message, and output that cannot be read that way is asked for again in JSON.
 
 **Grouping.** The Ruff-backed checks of one sample are packed into as few configuration groups
 as possible, but two checks share a group only when that provably gives the same verdicts as
@@ -43,7 +53,7 @@ reported as a syntax error.
 selected. Each becomes a violation with rule ``"invalid-syntax"`` of every check of that
 sample's group, so unparseable code fails every Ruff-backed instruction (paper §2.2).
 
-**Failures.** A Ruff run that exits with status 2 or prints no valid JSON (an unknown or
+**Failures.** A Ruff run that exits with status 2 or prints nothing readable (an unknown or
 removed rule such as ``PD901``, a bad setting, a crash) is never a verdict. The engine then
 isolates the cause by splitting the work (configuration folders by halves, then a probe of the
 configuration alone, then the folder's files by halves), so one bad configuration or one file
@@ -51,25 +61,32 @@ that crashes Ruff gives an error outcome for exactly the checks involved, and ev
 sample is still judged.
 
 Source of the rule behaviours relied on: Ruff 0.17 documentation (configuration discovery,
-``--output-format json``, rule selection); the tested version range is pinned in
+``--output-format`` concise and json, rule selection); the tested version range is pinned in
 ``pyproject.toml`` (``ruff>=0.17.0,<0.18``) and the version is recorded in every outcome.
 """
 
+# ruff: noqa: PTH102, PTH106, PTH108, PTH118, PTH123
+# (os.path and os-level file calls on purpose: a batch writes thousands of files, and string
+#  paths with plain system calls cost a fraction of pathlib objects on that path.)
+
 from __future__ import annotations
 
+import contextlib
 import functools
+import itertools
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pytest_vibecheck.verify.verdict import Violation
 
@@ -162,7 +179,7 @@ class RuffCheck:
         return cls(rs, bool(preview), tuple(sorted((settings or {}).items())))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuffJob:
     """One code sample and the Ruff checks to run on it (the code is linted as given)."""
 
@@ -170,7 +187,7 @@ class RuffJob:
     checks: Sequence[RuffCheck]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuffOutcome:
     """Result of one :class:`RuffCheck` on one sample.
 
@@ -359,21 +376,105 @@ def _condense_stderr(stderr: str) -> str:
 
 
 # ----------------------------------------------------------------------------- engine
+# ----------------------------------------------------------------------------- output
+
+#: One diagnostic line of ``ruff check --output-format=concise --quiet`` (Ruff 0.17):
+#: ``PATH:ROW:COL: CODE MESSAGE`` (``CODE [*] MESSAGE`` when a fix is offered) or, for code
+#: that does not parse, ``PATH:ROW:COL: invalid-syntax: MESSAGE`` (``SyntaxError:`` in older
+#: Ruff). The message is Ruff's JSON ``message`` field, printed as is.
+_CONCISE_LINE = (
+    r"(?P<path>[^\n]+?):(?P<row>[0-9]+):(?P<col>[0-9]+): "
+    r"(?:(?P<code>[A-Z]+[0-9]+) (?:\[\*\] )?|(?:invalid-syntax|SyntaxError): )"
+    r"(?P<msg>[^\n]*)"
+)
+_CONCISE_ONE = re.compile(_CONCISE_LINE)
+#: The same, for the engine's own relative paths (no colon in them): one ``findall`` over the
+#: whole output, much faster than matching line by line.
+_CONCISE_FAST = re.compile(
+    r"^([^:\n]+):([0-9]+):([0-9]+): (?:([A-Z]+[0-9]+) (?:\[\*\] )?|(?:invalid-syntax|SyntaxError): )([^\n]*)$",
+    re.MULTILINE,
+)
+
+#: One diagnostic: (path as Ruff printed it, row, column, rule code or None for a syntax
+#: error, message). Rows and columns are 1-based; columns count characters.
+_Diag = tuple[str, int, int, str | None, str]
 
 
-@dataclass
+def _parse_concise(text: str) -> list[_Diag] | None:
+    """The diagnostics of concise output, or None when a line is not understood.
+
+    Fast path: every line is a diagnostic (as many ``findall`` matches, each anchored at a
+    line start, as lines). Otherwise line by line: a line that does not start a diagnostic
+    continues the previous message (a message with a newline); output that does not start
+    with a diagnostic is not understood.
+    """
+    found = _CONCISE_FAST.findall(text)
+    lines = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+    if len(found) != lines:
+        return _parse_concise_lines(text)
+    return [(path, int(row), int(col), code or None, msg) for path, row, col, code, msg in found]
+
+
+def _parse_concise_lines(text: str) -> list[_Diag] | None:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    out: list[_Diag] = []
+    for line in lines:
+        m = _CONCISE_ONE.fullmatch(line)
+        if m is not None:
+            path, row, col, code, msg = m.groups()
+            out.append((path, int(row), int(col), code, msg))
+        elif out:
+            path, row_n, col_n, code, msg = out[-1]
+            out[-1] = (path, row_n, col_n, code, msg + "\n" + line)
+        else:
+            return None
+    return out
+
+
+def _parse_json(stdout: str) -> list[_Diag] | None:
+    """The diagnostics of ``--output-format=json``, or None when it is not a JSON list."""
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        return None
+    if not isinstance(data, list):
+        return None
+    out: list[_Diag] = []
+    for d in data:
+        loc = d.get("location") or {}
+        code = d.get("code")
+        out.append((
+            str(d.get("filename", "")),
+            int(loc.get("row") or 1),
+            int(loc.get("column") or 1),
+            None if _is_syntax(code) else str(code),
+            str(d.get("message", "")),
+        ))
+    return out
+
+
+def _is_syntax(code: object) -> bool:
+    return code is None or code == SYNTAX_ERROR_RULE
+
+
+# ----------------------------------------------------------------------------- engine
+
+
+@dataclass(slots=True)
 class _Unit:
-    """One file to lint: sample ``job`` under group ``members`` (indices into job.checks)."""
+    """One file to lint: sample ``job`` under group ``members`` (indices into its checks)."""
 
     job: int
     members: tuple[int, ...]
     folder: int
-    path: str
+    name: str  # path relative to the tree's root, as Ruff prints it
 
 
 @dataclass
 class _RunResult:
-    diagnostics: list[dict[str, Any]] | None
+    diagnostics: list[_Diag] | None
     error: str | None = None
     timed_out: bool = False
 
@@ -381,8 +482,20 @@ class _RunResult:
 @dataclass
 class _Folder:
     path: str
+    name: str
     config: str
     units: list[int] = field(default_factory=list)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """Create ``path`` (it must not exist) holding ``data``: three system calls."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 class RuffEngine:
@@ -390,7 +503,7 @@ class RuffEngine:
 
     ``ruff_bin``: the Ruff executable (default: the one of the ``ruff`` Python package,
     ``ruff.find_ruff_bin()``). ``max_files_per_run`` bounds one process's input (and the
-    size of its JSON output); ``timeout`` (seconds) bounds one process; ``temp_base`` is
+    size of its output); ``timeout`` (seconds) bounds one process; ``temp_base`` is
     the preferred folder for the temporary tree (see :func:`safe_temp_base`).
     """
 
@@ -411,7 +524,6 @@ class RuffEngine:
         self.processes_run = 0  # Ruff processes started by this engine (for benchmarks)
 
     # -- discovery ---------------------------------------------------------------------
-
     def ruff_bin(self) -> str:
         """Path of the Ruff executable; raises FileNotFoundError if there is none."""
         if self._ruff_bin is None:
@@ -474,10 +586,21 @@ class RuffEngine:
 
         Never raises for Ruff problems: those become outcomes with ``error`` set.
         """
+        with self.start(jobs) as pending:
+            return pending.outcomes()
+
+    def start(self, jobs: Sequence[RuffJob]) -> RuffRun:
+        """Write the jobs' files and start Ruff on them without waiting for it.
+
+        The caller can do other work while Ruff lints (the verifiers that are not Ruff
+        rules, say), then call :meth:`RuffRun.outcomes` (same result as :meth:`run`). Use the
+        returned run as a context manager, or call :meth:`RuffRun.close`, so that an
+        abandoned run's process is stopped and its temporary tree removed.
+        """
         version = self.version()
         if version is None:
             err = self._version_error or "Ruff cannot run"
-            return [[RuffOutcome(error=err) for _ in job.checks] for job in jobs]
+            return RuffRun.failed([[RuffOutcome(error=err) for _ in job.checks] for job in jobs])
         base, isolated = safe_temp_base(self.temp_base)
         target_version = None if isolated else _FALLBACK_TARGET_VERSION
         if not isolated:
@@ -489,159 +612,371 @@ class RuffEngine:
                 RuntimeWarning,
                 stacklevel=2,
             )
-        results: list[list[RuffOutcome]] = [[] for _ in jobs]
-        # Deduplicate checks within each job and plan its groups.
-        distinct: list[tuple[RuffCheck, ...]] = []
-        index_of: list[list[int]] = []
-        for job in jobs:
-            seen: dict[RuffCheck, int] = {}
-            idx = [seen.setdefault(c, len(seen)) for c in job.checks]
-            distinct.append(tuple(seen))
-            index_of.append(idx)
-        outcomes: list[list[RuffOutcome | None]] = [[None] * len(d) for d in distinct]
-        pending = [i for i, d in enumerate(distinct) if d]
-        chunk: list[int] = []
-        files_in_chunk = 0
-        for i in pending:
-            n = len(plan_groups(distinct[i]))
-            if chunk and files_in_chunk + n > self.max_files_per_run:
-                self._run_chunk(chunk, jobs, distinct, outcomes, version, base, target_version)
-                chunk, files_in_chunk = [], 0
-            chunk.append(i)
-            files_in_chunk += n
-        if chunk:
-            self._run_chunk(chunk, jobs, distinct, outcomes, version, base, target_version)
-        for i in range(len(jobs)):
-            row = outcomes[i]
-            results[i] = [row[k] or RuffOutcome(error="internal error: no outcome") for k in index_of[i]]
-        return results
+        return RuffRun(self, jobs, version, base, target_version)
 
-    def _run_chunk(
+    def _launch(self, cwd: str, targets: list[str], *, concise: bool = True) -> _Process:
+        """Start one ``ruff check`` over ``targets`` (paths relative to ``cwd``)."""
+        self.processes_run += 1
+        return _Process(self, cwd, targets, concise)
+
+    def _invoke(self, cwd: str, targets: list[str]) -> _RunResult:
+        """One ``ruff check`` over ``targets``, waited for."""
+        return self._launch(cwd, targets).result()
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """``proc.wait(timeout)`` that returns as soon as the process ends: Popen.wait with a
+    timeout polls with sleeps of up to 50 ms; a Linux pidfd (Python 3.9+) wakes at once."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is not None and proc.returncode is None:
+        try:
+            fd = pidfd_open(proc.pid)
+        except OSError:  # an old kernel, or a process already reaped
+            pass
+        else:
+            try:
+                ready, _w, _x = select.select([fd], [], [], timeout)
+            finally:
+                os.close(fd)
+            if not ready:
+                raise subprocess.TimeoutExpired(proc.args, timeout)
+            return proc.wait()
+    return proc.wait(timeout=timeout)
+
+
+class _Process:
+    """One ``ruff check`` process, its output written to files in its working folder
+    (a pipe would stall Ruff while the caller is busy)."""
+
+    _serial = itertools.count(1)
+
+    def __init__(self, engine: RuffEngine, cwd: str, targets: list[str], concise: bool) -> None:
+        self.engine = engine
+        self.cwd = cwd
+        self.targets = targets
+        self.concise = concise
+        stem = os.path.join(cwd, f"ruff-{os.getpid()}-{next(_Process._serial)}")
+        self.out_path, self.err_path = stem + ".out", stem + ".err"
+        fmt = ["--output-format=concise", "--quiet"] if concise else ["--output-format=json"]
+        cmd = [engine.ruff_bin(), "check", "--no-cache", *fmt, "--no-fix", *targets]
+        self.started = time.monotonic()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.launch_error: str | None = None
+        try:
+            with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+                self.proc = subprocess.Popen(
+                    cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=_ruff_env()
+                )
+        except OSError as exc:
+            self.launch_error = f"Ruff cannot run: {exc}"
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def result(self) -> _RunResult:
+        if self.proc is None:
+            return _RunResult(None, self.launch_error or "Ruff cannot run")
+        remaining = self.engine.timeout - (time.monotonic() - self.started)
+        try:
+            returncode = _wait(self.proc, max(remaining, 0.0))
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return _RunResult(None, f"Ruff timed out after {self.engine.timeout:g} s", timed_out=True)
+        try:
+            with open(self.out_path, "rb") as fh:
+                stdout = fh.read().decode("utf-8", "replace")
+            with open(self.err_path, "rb") as fh:
+                stderr = fh.read().decode("utf-8", "replace")
+        except OSError as exc:
+            return _RunResult(None, f"Ruff's output cannot be read: {exc}")
+        finally:
+            for path in (self.out_path, self.err_path):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        if returncode not in (0, 1):
+            return _RunResult(None, f"Ruff failed (exit {returncode}): {_condense_stderr(stderr)}")
+        if self.concise:
+            diags = _parse_concise(stdout)
+            if diags is None:  # not understood: ask again in JSON, the documented format
+                again = self.engine._launch(self.cwd, self.targets, concise=False)
+                return again.result()
+            return _RunResult(diags)
+        diags = _parse_json(stdout)
+        if diags is None:
+            return _RunResult(None, f"Ruff printed no valid JSON list: {_condense_stderr(stderr)}")
+        return _RunResult(diags)
+
+
+class RuffRun:
+    """Ruff at work on the jobs given to :meth:`RuffEngine.start`.
+
+    The jobs are cut into chunks of at most ``max_files_per_run`` files; the first chunk's
+    process starts at once, and each later chunk's process starts before the previous
+    chunk's output is read.
+    """
+
+    def __init__(
         self,
-        chunk: list[int],
+        engine: RuffEngine | None,
         jobs: Sequence[RuffJob],
-        distinct: list[tuple[RuffCheck, ...]],
-        outcomes: list[list[RuffOutcome | None]],
         version: str,
         base: Path,
         target_version: str | None,
     ) -> None:
-        with tempfile.TemporaryDirectory(prefix="vibecheck-ruff-", dir=base) as tmp:
-            batch = _Batch(self, os.path.realpath(tmp), version, target_version)
-            for i in chunk:
-                checks = distinct[i]
-                for members in plan_groups(checks):
-                    batch.add_unit(i, checks, members, jobs[i].code)
-            batch.lint_all()
+        self._ready: list[list[RuffOutcome]] | None = None
+        self._engine = engine
+        self._jobs = jobs
+        self._version = version
+        self._base = base
+        self._target_version = target_version
+        self._batches: list[_Batch] = []
+        # Deduplicate checks within each job and cut the jobs into chunks of files.
+        self._distinct: list[tuple[RuffCheck, ...]] = []
+        self._index_of: list[list[int]] = []
+        for job in jobs:
+            seen: dict[RuffCheck, int] = {}
+            self._index_of.append([seen.setdefault(c, len(seen)) for c in job.checks])
+            self._distinct.append(tuple(seen))
+        self._outcomes: list[list[RuffOutcome | None]] = [[None] * len(d) for d in self._distinct]
+        self._chunks: list[list[int]] = []
+        if engine is None:
+            return
+        chunk: list[int] = []
+        files_in_chunk = 0
+        for i, checks in enumerate(self._distinct):
+            if not checks:
+                continue
+            n = len(plan_groups(checks))
+            if chunk and files_in_chunk + n > engine.max_files_per_run:
+                self._chunks.append(chunk)
+                chunk, files_in_chunk = [], 0
+            chunk.append(i)
+            files_in_chunk += n
+        if chunk:
+            self._chunks.append(chunk)
+        if self._chunks:
+            self._launch(0)
+
+    @classmethod
+    def failed(cls, outcomes: list[list[RuffOutcome]]) -> RuffRun:
+        """A run that never started: every outcome is already known (Ruff cannot run)."""
+        run = cls(None, (), "", Path(), None)
+        run._ready = outcomes
+        return run
+
+    def __enter__(self) -> RuffRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _launch(self, k: int) -> None:
+        assert self._engine is not None
+        batch = _Batch(self._engine, self._base, self._version, self._target_version)
+        self._batches.append(batch)
+        try:
+            for i in self._chunks[k]:
+                batch.add_job(i, self._distinct[i], self._jobs[i].code)
+        except OSError as exc:
+            batch.broken = f"the temporary tree cannot be written: {exc}"
+            return
+        batch.start()
+
+    def outcomes(self) -> list[list[RuffOutcome]]:
+        """Wait for Ruff; one outcome per check of every job, in the jobs' order."""
+        if self._ready is not None:
+            return self._ready
+        try:
+            for k in range(len(self._chunks)):
+                if k + 1 < len(self._chunks):
+                    self._launch(k + 1)
+                self._collect(self._batches[k])
+        finally:
+            self.close()
+        results: list[list[RuffOutcome]] = []
+        missing = RuffOutcome(error="internal error: no outcome")
+        for row, index in zip(self._outcomes, self._index_of, strict=True):
+            results.append([row[k] or missing for k in index])
+        self._ready = results
+        return results
+
+    def close(self) -> None:
+        """Stop Ruff if it still runs and remove the temporary trees (idempotent)."""
+        for batch in self._batches:
+            batch.close()
+
+    def _collect(self, batch: _Batch) -> None:
+        version = self._version
+        batch.finish()
         attributors: dict[tuple[RuffCheck, ...], _Attributor] = {}
+        empty = RuffOutcome((), None, False, version)
         for u, unit in enumerate(batch.units):
             if u in batch.replaced:
                 continue
-            checks = distinct[unit.job]
-            row = outcomes[unit.job]
-            if u in batch.unit_errors:
+            checks = self._distinct[unit.job]
+            row = self._outcomes[unit.job]
+            error = batch.unit_errors.get(u)
+            if error is not None:
+                failed = RuffOutcome(error=error, ruff_version=version)
                 for k in unit.members:
-                    row[k] = RuffOutcome(error=batch.unit_errors[u], ruff_version=version)
+                    row[k] = failed
+                continue
+            diags = batch.diags.get(u)
+            if not diags:
+                for k in unit.members:
+                    row[k] = empty
                 continue
             group = tuple(checks[k] for k in unit.members)
             attributor = attributors.get(group)
             if attributor is None:
                 attributor = attributors[group] = _Attributor(group)
-            for k, outcome in zip(unit.members, _attribute(batch.diags.get(u, []), attributor, version), strict=True):
+            for k, outcome in zip(unit.members, _attribute(diags, attributor, version, empty), strict=True):
                 row[k] = outcome
-
-    def _invoke(self, cwd: str, targets: list[str]) -> _RunResult:
-        cmd = [self.ruff_bin(), "check", "--no-cache", "--output-format=json", "--no-fix", *targets]
-        self.processes_run += 1
-        try:
-            proc = subprocess.run(
-                cmd,
-                cwd=cwd,
-                capture_output=True,
-                env=_ruff_env(),
-                timeout=self.timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return _RunResult(None, f"Ruff timed out after {self.timeout:g} s", timed_out=True)
-        except OSError as exc:
-            return _RunResult(None, f"Ruff cannot run: {exc}")
-        stderr = proc.stderr.decode("utf-8", "replace")
-        if proc.returncode not in (0, 1):
-            return _RunResult(None, f"Ruff failed (exit {proc.returncode}): {_condense_stderr(stderr)}")
-        try:
-            data = json.loads(proc.stdout)
-        except ValueError:
-            return _RunResult(None, f"Ruff printed no valid JSON: {_condense_stderr(stderr)}")
-        if not isinstance(data, list):
-            return _RunResult(None, "Ruff printed unexpected JSON (not a list)")
-        return _RunResult(data)
 
 
 class _Batch:
-    """The temporary tree of one Ruff run and the isolation of failures inside it."""
+    """The temporary tree of one chunk, its Ruff run, and the isolation of failures."""
 
-    def __init__(self, engine: RuffEngine, root: str, version: str, target_version: str | None) -> None:
+    def __init__(self, engine: RuffEngine, base: Path, version: str, target_version: str | None) -> None:
         self.engine = engine
-        self.root = root
+        self.root = os.path.realpath(tempfile.mkdtemp(prefix="vibecheck-ruff-", dir=base))
         self.version = version
         self.target_version = target_version
         self.folders: list[_Folder] = []
         self.folder_of: dict[str, int] = {}
         self.units: list[_Unit] = []
-        self.unit_of_path: dict[str, int] = {}
-        self.diags: dict[int, list[dict[str, Any]]] = {}
+        self.unit_of_name: dict[str, int] = {}
+        self.diags: dict[int, list[tuple[str | None, int, int, str]]] = {}
         self.unit_errors: dict[int, str] = {}
         self.replaced: set[int] = set()  # units split into one unit per check
-        self.codes: dict[int, str] = {}
-        self.checks: dict[int, tuple[RuffCheck, ...]] = {}
-        (Path(root) / "ruff.toml").write_text("respect-gitignore = false\nlint.select = []\n", encoding="utf-8")
+        self.job_checks: dict[int, tuple[RuffCheck, ...]] = {}
+        self.job_code: dict[int, str] = {}
+        self.job_file: dict[int, str] = {}  # the first file written with the job's code
+        self.broken: str | None = None
+        self.process: _Process | None = None
+        self.closed = False
+        # What the tree holds, removed one by one at the end (cheaper than walking it).
+        self.created: list[str] = []
+        self.dirs: list[str] = []
+        self._write_text(os.path.join(self.root, "ruff.toml"), "respect-gitignore = false\nlint.select = []\n")
+
+    def _write_text(self, path: str, text: str) -> None:
+        _write_new(path, text.encode("utf-8"))
+        self.created.append(path)
+
+    def _mkdir(self, path: str) -> None:
+        os.mkdir(path)
+        self.dirs.append(path)
+
+    # -- the tree
+
+    def add_job(self, job: int, checks: tuple[RuffCheck, ...], code: str) -> None:
+        """One file per configuration group of the job's checks (hard links of one file)."""
+        for members in plan_groups(checks):
+            self.add_unit(job, checks, members, code)
 
     def add_unit(
         self, job: int, checks: tuple[RuffCheck, ...], members: tuple[int, ...], code: str, *, split: bool = False
     ) -> int:
-        """Write ``code`` into the folder of the configuration of ``members``; returns the unit.
+        """Put ``code`` into the folder of the configuration of ``members``; returns the unit.
 
         Units made by splitting a rejected group (``split``) get folders of their own.
         """
         config = _config_text(tuple(checks[k] for k in members), self.target_version)
-        key = ("split:" if split else "") + config
+        key = ("split:" + config) if split else config
         f = self.folder_of.get(key)
         if f is None:
             f = len(self.folders)
             self.folder_of[key] = f
-            fpath = Path(self.root) / f"c{f:05d}"
-            fpath.mkdir()
-            (fpath / "ruff.toml").write_text(config, encoding="utf-8")
-            self.folders.append(_Folder(str(fpath), config))
+            name = f"c{f:05d}"
+            fpath = os.path.join(self.root, name)
+            self._mkdir(fpath)
+            self._write_text(os.path.join(fpath, "ruff.toml"), config)
+            self.folders.append(_Folder(fpath, name, config))
+        folder = self.folders[f]
         u = len(self.units)
-        path = f"{self.folders[f].path}{os.sep}s{job:07d}_{u}.py"
-        Path(path).write_bytes(code.encode("utf-8", "surrogatepass"))
-        self.unit_of_path[path] = u
-        self.folders[f].units.append(u)
-        self.units.append(_Unit(job, members, f, path))
-        self.codes[u] = code
-        self.checks[u] = checks
+        fname = f"s{job:07d}_{u}.py"
+        path = os.path.join(folder.path, fname)
+        first = self.job_file.get(job)
+        linked = False
+        if first is not None:
+            try:
+                os.link(first, path)
+                linked = True
+            except OSError:
+                pass
+        if not linked:
+            _write_new(path, code.encode("utf-8", "surrogatepass"))
+            self.job_file[job] = path
+        self.created.append(path)
+        name = f"{folder.name}{os.sep}{fname}"
+        self.unit_of_name[name] = u
+        folder.units.append(u)
+        self.units.append(_Unit(job, members, f, name))
+        self.job_checks[job] = checks
+        self.job_code[job] = code
         return u
 
-    def lint_all(self) -> None:
-        self._lint([self.root], list(range(len(self.folders))))
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.process is not None:
+            self.process.kill()
+        try:
+            for path in self.created:
+                os.unlink(path)
+            for path in reversed(self.dirs):
+                os.rmdir(path)
+            os.rmdir(self.root)
+        except OSError:  # something else is in the tree (a killed run's output): walk it
+            shutil.rmtree(self.root, ignore_errors=True)
 
-    def _collect(self, result: _RunResult) -> None:
-        assert result.diagnostics is not None
-        for d in result.diagnostics:
-            name = str(d.get("filename", ""))
-            u = self.unit_of_path.get(name)
-            if u is None:  # Ruff may print another spelling of the same path
-                u = self.unit_of_path.get(os.path.realpath(name))
-            if u is not None:
-                self.diags.setdefault(u, []).append(d)
+    # -- running
+
+    def start(self) -> None:
+        self.process = self.engine._launch(self.root, ["."])
+
+    def finish(self) -> None:
+        """Wait for the chunk's run; on failure, isolate the cause (more runs)."""
+        if self.broken is not None:
+            for u in range(len(self.units)):
+                self.unit_errors[u] = self.broken
+            return
+        assert self.process is not None
+        result = self.process.result()
+        self._handle(result, ["."], list(range(len(self.folders))))
+
+    def _unit_for(self, path: str) -> int | None:
+        u = self.unit_of_name.get(path)
+        if u is None:  # another spelling of the same path (absolute, through a link)
+            full = os.path.realpath(os.path.join(self.root, path))
+            u = self.unit_of_name.get(os.path.relpath(full, self.root))
+        return u
+
+    def _gather(self, diagnostics: list[_Diag]) -> None:
+        diags = self.diags
+        unit_of_name = self.unit_of_name
+        for path, row, col, code, message in diagnostics:
+            u = unit_of_name.get(path)
+            if u is None:
+                u = self._unit_for(path)
+                if u is None:
+                    continue
+            found = diags.get(u)
+            if found is None:
+                found = diags[u] = []
+            found.append((code, row, col, message))
 
     def _lint(self, targets: list[str], folder_ids: list[int]) -> None:
         """Lint ``targets`` (holding the folders ``folder_ids``); on failure, isolate the cause."""
-        result = self.engine._invoke(self.root, targets)
+        self._handle(self.engine._invoke(self.root, targets), targets, folder_ids)
+
+    def _handle(self, result: _RunResult, targets: list[str], folder_ids: list[int]) -> None:
         if result.diagnostics is not None:
-            self._collect(result)
+            self._gather(result.diagnostics)
             return
         if result.timed_out:
             for f in folder_ids:
@@ -651,18 +986,21 @@ class _Batch:
         if len(folder_ids) > 1:
             half = len(folder_ids) // 2
             for part in (folder_ids[:half], folder_ids[half:]):
-                self._lint([self.folders[f].path for f in part], part)
+                self._lint([self.folders[f].name for f in part], part)
+            return
+        if not folder_ids:
             return
         self._isolate_folder(folder_ids[0], result.error or "Ruff failed")
 
     def _isolate_folder(self, f: int, error: str) -> None:
         """One folder failed: its configuration (probe it alone), or one of its files?"""
         folder = self.folders[f]
-        probe_dir = Path(folder.path + "_probe")
-        probe_dir.mkdir()
-        (probe_dir / "ruff.toml").write_text(folder.config, encoding="utf-8")
-        (probe_dir / "probe.py").write_text("x = 1\n", encoding="utf-8")
-        probe = self.engine._invoke(self.root, [str(probe_dir)])
+        probe_name = folder.name + "_probe"
+        probe_dir = os.path.join(self.root, probe_name)
+        self._mkdir(probe_dir)
+        self._write_text(os.path.join(probe_dir, "ruff.toml"), folder.config)
+        self._write_text(os.path.join(probe_dir, "probe.py"), "x = 1\n")
+        probe = self.engine._invoke(self.root, [probe_name])
         if probe.diagnostics is not None:
             self._bisect_files(list(folder.units), error)
             return
@@ -678,14 +1016,14 @@ class _Batch:
             unit = self.units[u]
             self.replaced.add(u)
             for k in unit.members:
-                self.add_unit(unit.job, self.checks[u], (k,), self.codes[u], split=True)
+                self.add_unit(unit.job, self.job_checks[unit.job], (k,), self.job_code[unit.job], split=True)
         new = list(range(before, len(self.folders)))
-        self._lint([self.folders[g].path for g in new], new)
+        self._lint([self.folders[g].name for g in new], new)
 
     def _bisect_files(self, unit_ids: list[int], error: str) -> None:
-        result = self.engine._invoke(self.root, [self.units[u].path for u in unit_ids])
+        result = self.engine._invoke(self.root, [self.units[u].name for u in unit_ids])
         if result.diagnostics is not None:
-            self._collect(result)
+            self._gather(result.diagnostics)
             return
         if len(unit_ids) == 1:
             self.unit_errors[unit_ids[0]] = f"Ruff {self.version} failed on this code: {result.error}"
@@ -695,68 +1033,55 @@ class _Batch:
             self._bisect_files(part, result.error or error)
 
 
-def _is_syntax(code: object) -> bool:
-    return code is None or code == SYNTAX_ERROR_RULE
-
-
-def _violation(d: Mapping[str, Any], rule: str, prefix: str = "") -> Violation:
-    loc = d.get("location") or {}
-    return Violation(
-        rule,
-        int(loc.get("row") or 1),
-        int(loc.get("column") or 1),
-        prefix + str(d.get("message", "")),
-    )
-
-
 class _Attributor:
     """Maps Ruff rule codes to the check (index in a group) whose selector covers them."""
 
     def __init__(self, members: tuple[RuffCheck, ...]) -> None:
         self.members = members
-        self._owner: dict[str, int | None] = {}
+        self.owners: dict[str, int | None] = {}
 
     def owner(self, code: str) -> int | None:
         try:
-            return self._owner[code]
+            return self.owners[code]
         except KeyError:
             pass
         owners = [k for k, m in enumerate(self.members) if any(selector_covers(s, code) for s in m.rules)]
         if not owners and len(self.members) == 1:
             owners = [0]  # e.g. a redirected rule code: the only check owns everything
         found = owners[0] if len(owners) == 1 else None
-        self._owner[code] = found
+        self.owners[code] = found
         return found
 
 
 def _attribute(
-    diagnostics: list[dict[str, Any]], attributor: _Attributor, version: str
+    diagnostics: list[tuple[str | None, int, int, str]],
+    attributor: _Attributor,
+    version: str,
+    empty: RuffOutcome,
 ) -> list[RuffOutcome]:
     """Split one file's diagnostics among the checks of its group (by selector)."""
     members = attributor.members
     found: list[list[Violation]] = [[] for _ in members]
     syntax: list[Violation] = []
-    for d in diagnostics:
-        code = d.get("code")
-        if _is_syntax(code):
-            syntax.append(_violation(d, SYNTAX_ERROR_RULE, "syntax error: "))
+    owners = attributor.owners
+    for code, row, col, message in diagnostics:
+        if code is None:
+            syntax.append(Violation(SYNTAX_ERROR_RULE, row, col, "syntax error: " + message))
             continue
-        code = str(code)
         if code == "E902":  # io-error: Ruff could not read the file
-            err = f"Ruff {version} could not read the code: {d.get('message', '')}"
+            err = f"Ruff {version} could not read the code: {message}"
             return [RuffOutcome(error=err, ruff_version=version) for _ in members]
-        owner = attributor.owner(code)
+        owner = owners[code] if code in owners else attributor.owner(code)
         if owner is None:
             err = (
                 f"Ruff {version} reported rule {code}, which cannot be attributed to one of "
                 f"the selectors {[list(m.rules) for m in members]}"
             )
             return [RuffOutcome(error=err, ruff_version=version) for _ in members]
-        found[owner].append(_violation(d, code))
-    if not syntax and not diagnostics:
-        empty = RuffOutcome((), None, False, version)
-        return [empty] * len(members)
-    return [RuffOutcome(tuple(syntax + vs), None, bool(syntax), version) for vs in found]
+        found[owner].append(Violation(code, row, col, message))
+    if syntax:
+        return [RuffOutcome(tuple(syntax + vs), None, True, version) for vs in found]
+    return [RuffOutcome(tuple(vs), None, False, version) if vs else empty for vs in found]
 
 
 @functools.lru_cache(maxsize=1)

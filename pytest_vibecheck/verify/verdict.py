@@ -11,6 +11,7 @@ A verdict has three outcomes (paper §2, "verifiable instructions"; issue 2, ite
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 __all__ = ["Verdict", "Violation"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Violation:
     """One finding of a verifier.
 
@@ -48,7 +49,11 @@ class Violation:
         return cls(str(data["rule"]), int(data["line"]), int(data["column"]), str(data["message"]))
 
 
-@dataclass(frozen=True)
+#: :meth:`Violation.sort_key` as a C-level key function.
+_SORT_KEY = operator.attrgetter("line", "column", "rule", "message")
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """The result of verifying one text against one instruction.
 
@@ -93,8 +98,8 @@ class Verdict:
         warnings: tuple[str, ...] = (),
     ) -> Verdict:
         """A pass (no violations) or a fail; violations are sorted by line, column, rule."""
-        vs = tuple(violations) if len(violations) < 2 else tuple(sorted(violations, key=Violation.sort_key))
-        return cls(not vs, vs, None, instruction, dict(params or {}), ruff_version, warnings)
+        vs = tuple(violations) if len(violations) < 2 else tuple(sorted(violations, key=_SORT_KEY))
+        return cls(not vs, vs, None, instruction, dict(params) if params else {}, ruff_version, warnings)
 
     @classmethod
     def failed_to_judge(

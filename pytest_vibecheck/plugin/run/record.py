@@ -18,7 +18,7 @@ from pytest_vibecheck.report.records import (
     new_item_record,
     new_timing,
 )
-from pytest_vibecheck.verify.extract import parse_quietly
+from pytest_vibecheck.verify.extract import parse_shared
 
 if TYPE_CHECKING:
     from pytest_vibecheck.errors import VibeInfraError
@@ -66,7 +66,7 @@ def no_code_reason(extraction: Extraction) -> str | None:
     if extraction.method == "none" or not extraction.code.strip():
         return "none"
     try:
-        tree = parse_quietly(extraction.code)
+        tree = parse_shared(extraction.code)  # read only: shared with the verifiers
     except (SyntaxError, ValueError):
         return "prose" if extraction.method == "whole-reply" else None
     except (MemoryError, RecursionError):
