@@ -96,8 +96,15 @@ CAUSES = {
         "the sample passes here every time while the official run failed: the libraries here "
         "(pinned, moved only where CPython 3.11 forces it) differ from the official ones"
     ),
+    "our bug (sandbox)": (
+        "the sandbox's integrity layer refused what a library does (a 'vibecheck sandbox:' "
+        "refusal or a 'tampered' verdict), for the reference solution too"
+    ),
     "unexplained": "none of the above: look for a bug of ours",
 }
+
+#: Words of the integrity layer's refusals and tampering verdicts.
+SANDBOX_WORDS = ("vibecheck sandbox:", "tampered with its tests")
 
 
 def classify(diff: dict[str, Any]) -> str:
@@ -120,6 +127,8 @@ def classify(diff: dict[str, Any]) -> str:
         return "library version (passes here)"
     if any(w in message for w in NETWORK_WORDS):
         return "network"
+    if diff["ours"] == "tampered" or any(w in message for w in SANDBOX_WORDS):
+        return "our bug (sandbox)"
     if diff.get("reference") not in (None, "passed"):
         return "library version"
     if diff.get("calibrated_program") == "passed":

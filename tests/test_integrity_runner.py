@@ -137,13 +137,13 @@ def test_import_time_frames_are_real_and_lead_to_no_protected_frame() -> None:
 
 
 #: pandas < 3 calls ``gc.get_referents`` on a frame's DataFrame at every chained assignment
-#: (``NDFrame._check_setitem_copy``): on instances of Python classes it is allowed and the
-#: solution is right; on a traceback (whose referents are frames) it is refused and recorded.
+#: (``NDFrame._check_setitem_copy``, on a DataFrame or None): allowed, and the solution is
+#: right; on a traceback (whose referents are frames) it is refused and recorded.
 REFERENTS_OK = (
     "import gc\n"
     "class _Frame:\n    def __init__(self):\n        self.shape = (1, 2)\n"
     "def task_func(x):\n"
-    "    gc.get_referents(_Frame(), _Frame())\n"
+    "    gc.get_referents(_Frame(), None, [1])\n"
     "    return x * x\n"
 )
 REFERENTS_TB = (
@@ -324,3 +324,27 @@ def test_a_timeout_inside_the_tests_own_patch_is_a_timeout_not_tampering(fork_se
     slow_res, fast_res = run_many([(slow, problem), (fast, problem)], settings, None, workers=2)
     assert (slow_res.status, slow_res.tamper) == ("timeout", ())
     assert (fast_res.status, fast_res.tamper) == ("passed", ())
+
+
+def test_lxml_is_imported_before_the_snapshot() -> None:
+    """lxml's Cython extension replaces ``inspect.isgenerator`` when first imported (bs4,
+    pandas, openpyxl, python-docx and pyquery import it): imported before the snapshot, a
+    candidate importing it is not recorded as tampering (21 BigCodeBench samples were)."""
+    from pytest_vibecheck.execute.tests import IMPORT_TIME_PATCHERS
+
+    assert IMPORT_TIME_PATCHERS == ("lxml.etree",)
+    pytest.importorskip("lxml.etree")
+    test = BCB_MOCK_TEST
+    code = "import lxml.etree\ndef task_func(x):\n    return x * x\n"
+    res = run_tests(code, bcb_problem(test), _settings(True))
+    assert (res.status, res.message) == ("passed", "")
+
+
+BCB_MOCK_TEST = """
+import unittest
+from unittest import mock
+
+class TestCases(unittest.TestCase):
+    def test_small(self):
+        self.assertEqual(task_func(2), 4)
+"""

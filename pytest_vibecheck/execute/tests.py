@@ -433,7 +433,7 @@ def _run_once(
         "test_code": problem.test.code,
         "test_class": expected.class_name,
         "test_names": list(expected.names),
-        "preimport": list(expected.imports),
+        "preimport": [*expected.imports, *IMPORT_TIME_PATCHERS],
         "allow_ctypes": _needs_ctypes(problem, expected.imports),
         "cases": [[c.input, c.output] for c in problem.test.cases],
         "entry_point": problem.test.entry_point or problem.entry_point,
@@ -446,6 +446,12 @@ def _run_once(
     )
     return _to_exec_result(sres, verdict, problem, limit, limit_info)
 
+
+#: Modules imported before the candidate (when installed; a missing one is left out) because
+#: importing them changes the standard library, which the snapshot would otherwise record as
+#: the candidate's tampering: lxml's Cython extension replaces ``inspect.isgenerator`` (Cython's
+#: ``patch_inspect``), and bs4, pandas, openpyxl, python-docx and pyquery import it lazily.
+IMPORT_TIME_PATCHERS: tuple[str, ...] = ("lxml.etree",)
 
 #: Third-party libraries known to work without ``ctypes`` (numpy imports it only if present;
 #: pandas 3 imports it unconditionally, matplotlib through pandas-free paths is not relied on).

@@ -100,8 +100,16 @@ CHILD_HIDDEN = frozenset(PROTECTED_FILES)
 #: ['__file__']``, reached by ``import seaborn``) get what they expect.
 _GETFRAME_PROTECTED = PROTECTED_FILES - {os.path.join(_HERE, "guard.py")}
 _FRAME_ATTRS = frozenset({"gi_frame", "cr_frame", "ag_frame"})
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
-_type_flags: Any = type.__dict__["__flags__"].__get__  # not overridable by a metaclass
+#: Types whose ``gc.get_referents`` are frames (none can be subclassed).
+_FRAME_HOLDERS = frozenset(
+    {
+        types.FrameType,
+        types.TracebackType,
+        types.GeneratorType,
+        types.CoroutineType,
+        types.AsyncGeneratorType,
+    }
+)
 _PROC_DENY = frozenset({"mem", "pagemap", "map_files", "fd", "fdinfo", "environ", "root", "cwd"})
 _CTYPES_ADDRS = frozenset(
     int(a)
@@ -204,14 +212,14 @@ def _audit_reason(
     if event in _DENY:
         return f"called {event}"
     if event == "gc.get_referents":
-        # allowed on instances of classes defined in Python (heap types): their referents are
-        # their attributes, which the caller can read anyway; pandas < 3 calls it on every
-        # chained assignment (NDFrame._check_setitem_copy). Refused (and recorded) on anything
-        # else: a traceback's or a generator's referents are frames the audit hook guards.
+        # refused (and recorded) on frames, tracebacks, generators and coroutines, whose
+        # referents are the frames the audit hook guards; allowed on anything else, whose
+        # referents the caller can reach anyway: pandas < 3 calls it on every chained
+        # assignment (NDFrame._check_setitem_copy, on a DataFrame or on None).
         objs = args[0] if args and type(args[0]) is tuple else args
-        if all(_type_flags(type(o)) & _HEAPTYPE for o in objs):
-            return None
-        return f"called {event}"
+        if any(type(o) in _FRAME_HOLDERS for o in objs):
+            return f"called {event}"
+        return None
     if event == "sys._getframe":
         if _chain_protected(args[0], _GETFRAME_PROTECTED):
             return "-sys._getframe on the harness's or the tests' frames"
