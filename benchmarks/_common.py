@@ -15,8 +15,12 @@ from pytest_vibecheck.verify.ruff_engine import default_engine
 SAMPLES = Path(
     os.environ.get(
         "VIBECHECK_SAMPLES",
-        "/work/shared/data/samples/bigcodebench-qwen2.5-coder-7b-instruct/"
-        "Qwen2.5-Coder-7B-Instruct--bigcodebench-instruct--sanitized_calibrated.jsonl.gz",
+        Path(__file__).resolve().parents[2]
+        / "shared"
+        / "data"
+        / "samples"
+        / "bigcodebench-qwen2.5-coder-7b-instruct"
+        / "Qwen2.5-Coder-7B-Instruct--bigcodebench-instruct--sanitized_calibrated.jsonl.gz",
     )
 )
 

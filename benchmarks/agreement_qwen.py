@@ -40,7 +40,7 @@ from pytest_vibecheck.execute.sandbox import SandboxSettings
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.suites.loaders import load_bigcodebench, load_livecodebench
 
-DATA = Path("/work/shared/data")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared/data
 QWEN = DATA / "samples/bigcodebench-qwen2.5-coder-7b-instruct"
 QWEN_PREFIX = "Qwen2.5-Coder-7B-Instruct--bigcodebench-instruct--sanitized_calibrated"
 

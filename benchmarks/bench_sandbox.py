@@ -48,7 +48,7 @@ from pytest_vibecheck.execute.tests import ExecSettings
 from pytest_vibecheck.suites.loaders import load_bigcodebench
 from pytest_vibecheck.suites.problem import Problem
 
-DATA = Path("/work/shared/data/bigcodebench")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bigcodebench"
 EXCLUDED = {
     "BigCodeBench/176",
     "BigCodeBench/314",

@@ -4,7 +4,7 @@ Every reference solution should pass; each one that does not is listed with its 
 re-run as a plain ``python`` process outside the sandbox (code + tests +
 ``unittest.main()``) to tell sandbox effects from tasks that fail anyway.
 
-Sets (``/work/shared/data/bigcodebench`` by default, ``--data`` to change):
+Sets (``../shared/data/bigcodebench`` beside the repository by default, ``--data`` to change):
 
 - ``stdlib``: ``stdlib_only_by_all_imports`` of ``bigcodebench_v0.1.0_stdlib_only_task_ids.json``
   (the solution, prompt and tests import only the standard library);
@@ -30,7 +30,7 @@ from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.suites.loaders import load_bigcodebench
 from pytest_vibecheck.suites.problem import Problem
 
-DATA = Path("/work/shared/data/bigcodebench")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bigcodebench"
 
 
 def plain_run(problem: Problem, timeout: float) -> str:

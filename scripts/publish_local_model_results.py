@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -97,7 +98,7 @@ def complete_tasks(cache: str, base_url: str, limit: int = 30, max_tokens: int =
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", default=".vibecheck/qwen-cache.sqlite")
-    ap.add_argument("--llm-dir", type=Path, default=Path("/work/llm"),
+    ap.add_argument("--llm-dir", type=Path, default=Path(os.environ.get("VIBECHECK_LLM_DIR", Path.home() / ".cache" / "pytest-vibecheck" / "llm")),
                     help="VIBECHECK_LLM_DIR of scripts/serve_local_model.sh (model file + server venv)")
     ap.add_argument("--rerun", default=None, help="report of a second identical run (cache hit rate)")
     ap.add_argument("--partial", default=None, help="label the page as partial results with this note")
