@@ -112,7 +112,6 @@ def main() -> int:
                          "turns 1-5) is in the cache, comma-separated, and exit")
     args = ap.parse_args()
 
-    import os
 
     if args.list_complete:
         print(",".join(complete_tasks(args.cache, args.base_url)))
