@@ -235,3 +235,28 @@ def test_if_only_rewards_equal_one_verification_at_a_time() -> None:
         assert [(o.id, o.passed, o.error, o.violations) for o in res.verdicts] == expected
         assert res.reward == pytest.approx(sum(bool(x[1]) for x in expected) / len(expected))
     assert judged >= 140
+
+
+def test_verify_batch_works_with_descriptors_above_fd_setsize() -> None:
+    """A run with many sandboxes, pipes and SQLite files open has descriptors above 1024;
+    select() refuses those ("filedescriptor out of range in select()"), which once turned 83
+    items of a full BigVibeBench run into verifier errors. Ruff's exit is waited for with
+    poll()."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the hard descriptor limit ({hard}) is below 1200")
+    if soft != resource.RLIM_INFINITY and soft < 1200:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1200, hard))
+    held: list[int] = []
+    try:
+        while not held or held[-1] < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        code = "import os\n\n\ndef f(p):\n    return open(os.path.join(p, 'x'))\n"
+        [verdicts] = verify_batch([VerifyItem([("library_1", {})], code=code)])
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert [(v.instruction, v.passed, v.error) for v in verdicts] == [("library_1", False, None)]

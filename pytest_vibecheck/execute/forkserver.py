@@ -53,7 +53,10 @@ class _ForkServer:
                 close_fds=True,
             )
         assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], 60)
+        # poll, never select: select() refuses descriptors >= 1024 (FD_SETSIZE)
+        poller = select.poll()
+        poller.register(self.proc.stdout, select.POLLIN | select.POLLHUP)
+        ready = poller.poll(60_000)
         line = self.proc.stdout.readline() if ready else b""
         if line.strip() != b"ready":
             self.close()

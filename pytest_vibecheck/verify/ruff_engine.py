@@ -635,7 +635,11 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
             pass
         else:
             try:
-                ready, _w, _x = select.select([fd], [], [], timeout)
+                # poll, never select: select() refuses descriptors >= 1024 (FD_SETSIZE), which
+                # a run with many sandboxes, pipes and SQLite files open does reach
+                poller = select.poll()
+                poller.register(fd, select.POLLIN)
+                ready = poller.poll(max(0, int(timeout * 1000)))
             finally:
                 os.close(fd)
             if not ready:
