@@ -191,19 +191,28 @@ def _data_found_in(python: str, paths: tuple[str, ...]) -> tuple[frozenset[str],
         "        pass\n"
         "print(json.dumps([ok, where]))\n"
     )
+    found = _probe(python, code, paths)
+    if found is None:
+        return frozenset(), None
+    ok, where = found
+    return frozenset(ok), where
+
+
+def _probe(python: str, code: str, names: Sequence[str]) -> Any:
+    """Run ``code`` in ``python`` (``-s``) with ``names`` as JSON in ``sys.argv[1]``; the JSON
+    it prints, or None when the interpreter failed."""
     import json
 
     done = subprocess.run(
-        [python, "-s", "-c", code, json.dumps(list(paths))],
+        [python, "-s", "-c", code, json.dumps(list(names))],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     if done.returncode != 0:
-        return frozenset(), None
-    ok, where = json.loads(done.stdout)
-    return frozenset(ok), where
+        return None
+    return json.loads(done.stdout)
 
 
 def _split(entry: str) -> tuple[str, str, str]:
@@ -302,18 +311,8 @@ def _available_in(python: str, modules: tuple[str, ...]) -> frozenset[str]:
         "        pass\n"
         "print(json.dumps(ok))\n"
     )
-    import json
-
-    done = subprocess.run(
-        [python, "-s", "-c", code, json.dumps(list(modules))],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if done.returncode != 0:
-        return frozenset()
-    return frozenset(json.loads(done.stdout))
+    found = _probe(python, code, modules)
+    return frozenset() if found is None else frozenset(found)
 
 
 def available(modules: Iterable[str], python: str | None = None) -> frozenset[str]:
