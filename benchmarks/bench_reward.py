@@ -3,7 +3,10 @@
 1. **IF-only rewards** (``RewardConfig(functional=False)``): the 1,140 real
    Qwen2.5-Coder-7B-Instruct solutions of BigCodeBench-Instruct (``_common.SAMPLES``), each
    scored against its BigVibeBench task's 5 instructions (5,700 verdicts) in one
-   ``RewardScorer.score`` call; the median of ``--repeat`` runs. For reference, the same reward
+   ``RewardScorer.score`` call; the median of ``--repeat`` runs, after an untimed warm-up batch
+   of 128 (loads the suite, reads Ruff's version and rule list, starts the parse helper
+   process of :mod:`pytest_vibecheck.verify.parse_helper`, as the first batch of a training
+   loop does once). For reference, the same reward
    one completion at a time (one ``score`` call, hence one Ruff process, per completion) on the
    first ``--naive-if`` completions. Also the CPU seconds of a run (this process, and Ruff's
    processes), which a loaded shared machine changes far less than the wall time. Target:
@@ -53,7 +56,9 @@ def if_only(solutions: list[tuple[str, str]], repeat: int, naive_n: int) -> tupl
     completions = [s for _t, s in solutions]
     refs = [f"bigvibebench::{t}" for t, _s in solutions]
     cfg = RewardConfig(functional=False)
-    RewardScorer(cfg).score(completions[:4], refs[:4])  # warm-up: suite, Ruff version (not timed)
+    # warm-up (not timed): the suite, Ruff's version and rule list, and the parse helper
+    # process, which a training loop starts once for all its batches
+    RewardScorer(cfg).score(completions[:128], refs[:128])
     times: list[float] = []
     cpu: list[tuple[float, float]] = []  # (this process, Ruff) CPU seconds per run
     for _ in range(repeat):

@@ -93,6 +93,10 @@ TRICKY = [
     '#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nx = 1\n',
     'x = 1 \\\n    + 2  # after a continuation\n',
     "s = 'a\\\n#b'\n",
+    # a def's line is not its decorators': the literal on the decorator line must be seen
+    '@app.route("/#anchor")\ndef g():\n    return 1\n',
+    'x = 1  # c\n@dec("#")\nclass A:\n    y = "#"  # real\n',
+    'def f():\n    return 1\n\n\n@d(\n    "#",\n)\nasync def h():\n    pass  # end\n',
 ]
 
 

@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_vibecheck import _gc
 from pytest_vibecheck.errors import VibecheckError
@@ -44,9 +44,13 @@ from pytest_vibecheck.report.metrics import instruction_level_if, task_level_if
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.verify.api import BatchVerification, VerifyItem
 from pytest_vibecheck.verify.extract import Extraction, ExtractMode, extract_code
+from pytest_vibecheck.verify.nocode import code_reason, no_code_reason, parse_free_length
 from pytest_vibecheck.verify.verdict import Verdict, Violation
 
 from .problems import ProblemRef, problem_ref_text, resolve_problem
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.verify.parse_helper import Pending
 
 __all__ = [
     "FUNC_STATUSES",
@@ -282,6 +286,8 @@ class _Unit:
     no_code: bool = False
     extraction: Extraction | None = None
     guarded: bool = False  # no_code_reason (one parse, the parser guard) is done
+    parse_free: int = 0  # shorter fenced code needs no parse for the guard (parse_free_length)
+    deferred: bool = False  # its guard's parse went to the parse helper
     verdicts: list[InstructionOutcome] = field(default_factory=list)
     verify_error: str | None = None
     exec_result: ExecResult | None = None
@@ -293,12 +299,26 @@ def _sha(text: str) -> str:
 
 
 def _problem_key(prob: Problem, judged: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """What identifies a problem for scoring (its tests, entry points, libraries and the
+    judged instructions), as a SHA-256 hex digest. Each text is hashed with its length in
+    front, so no two different problems give the same sequence of bytes; only the small
+    parts are JSON-encoded (the test code, often kilobytes, would cost more to escape than
+    to hash)."""
+    digest = hashlib.sha256()
+
+    def part(text: str) -> None:
+        data = text.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+
     test = prob.test
-    return _sha(json.dumps(
-        [test.kind, test.code, [[c.input, c.output] for c in test.cases], test.entry_point,
-         prob.entry_point, list(prob.libs), [[i, dict(p)] for i, p in judged]],
-        sort_keys=True, default=str,
-    ))
+    part(json.dumps([test.kind, test.entry_point, prob.entry_point, list(prob.libs), len(test.cases),
+                     [[i, dict(p)] for i, p in judged]], sort_keys=True, default=str))
+    part(test.code)
+    for case in test.cases:
+        part(case.input)
+        part(case.output)
+    return digest.hexdigest()
 
 
 class RewardScorer:
@@ -395,6 +415,39 @@ class RewardScorer:
                 "problem per completion"
             )
         cfg = self.config
+        with _gc.paused():  # many small objects, no cycles; a full collection walks the suites
+            units, order = self._units(completions, problems)
+        todo = list(units.values())
+        parse_free = parse_free_length()  # once: the stack's depth does not change below
+        for u in todo:
+            u.parse_free = parse_free
+        if cfg.functional:
+            self._pool_executor()  # a bad executor spec is bad input: raise before running
+        with warnings.catch_warnings():  # warnings about the model's code are not the run's
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            with _gc.paused():  # many small objects, no cycles (not while sandboxes run)
+                self._extract(todo)
+                if any(u.judged for u in todo):
+                    self._verify(todo)
+            if cfg.functional:
+                self._guard_all(todo)
+                self._execute(todo)
+        seen: set[str] = set()
+        out: list[RewardResult] = []
+        with _gc.paused():
+            for key in order:
+                res = self._result(units[key], shared=key in seen)
+                seen.add(key)
+                out.append(res)
+        return out
+
+    def _units(
+        self, completions: Sequence[object], problems: Sequence[ProblemRef]
+    ) -> tuple[dict[str, _Unit], list[str]]:
+        """The distinct (completion, problem) pairs by key, and each completion's key in order.
+        Raises :class:`~pytest_vibecheck.errors.VibecheckError` for bad input (see :meth:`score`)."""
+        cfg = self.config
         resolved: dict[object, Problem] = {}
         problem_keys: dict[int, str] = {}  # by id() of a problem in ``resolved``
         units: dict[str, _Unit] = {}
@@ -419,28 +472,7 @@ class RewardScorer:
             if key not in units:
                 units[key] = _Unit(reply, prob, judged)
             order.append(key)
-        todo = list(units.values())
-        if cfg.functional:
-            self._pool_executor()  # a bad executor spec is bad input: raise before running
-        with warnings.catch_warnings():  # warnings about the model's code are not the run's
-            warnings.simplefilter("ignore", SyntaxWarning)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            with _gc.paused():  # many small objects, no cycles (not while sandboxes run)
-                self._extract(todo)
-                if any(u.judged for u in todo):
-                    self._verify(todo)
-            if cfg.functional:
-                for u in todo:
-                    self._guard(u)
-                self._execute(todo)
-        seen: set[str] = set()
-        out: list[RewardResult] = []
-        with _gc.paused():
-            for key in order:
-                res = self._result(units[key], shared=key in seen)
-                seen.add(key)
-                out.append(res)
-        return out
+        return units, order
 
     def _extract(self, units: Sequence[_Unit]) -> None:
         """Extract each unit's code; a reply with nothing to extract is no code at once. What
@@ -458,15 +490,66 @@ class RewardScorer:
         verifiers of the same code (:func:`~pytest_vibecheck.verify.extract.parse_shared`)."""
         if u.guarded:
             return
-        u.guarded = True
-        from pytest_vibecheck.plugin.run.record import no_code_reason  # the plugin's rule
-
         assert u.extraction is not None
-        # no_code_reason parses once through parse_shared, so the verifiers reuse the tree
-        reason = no_code_reason(u.extraction)
+        self._apply(u, no_code_reason(u.extraction, u.parse_free))
+
+    @staticmethod
+    def _apply(u: _Unit, reason: str | None) -> None:
+        u.guarded, u.deferred = True, False
         u.no_code = reason is not None
         if reason == "unparseable":
             u.method = u.method + "+unparseable"
+
+    def _defer(self, units: Sequence[_Unit]) -> tuple[list[_Unit], Pending] | None:
+        """Send the guards' parses of whole replies that no built-in check on the code will
+        parse again (:mod:`pytest_vibecheck.verify.parse_helper`); None when there are too
+        few, or the helper cannot take them. Only texts shorter than the parse-free length
+        go: their answer cannot depend on the process."""
+        from pytest_vibecheck.verify.parse_helper import MIN_BATCH, shared_helper
+
+        parses: dict[str, bool] = {}
+
+        def parses_code(iid: str) -> bool:
+            found = parses.get(iid)
+            if found is None:
+                found = parses[iid] = _parses_code(iid)
+            return found
+
+        eligible = [
+            u for u in units
+            if not u.guarded and u.method == "whole-reply" and len(u.code) < u.parse_free
+            and not any(parses_code(iid) for iid, _p in u.judged)
+        ]
+        if len(eligible) < MIN_BATCH:
+            return None
+        pending = shared_helper().submit([(u.code, True) for u in eligible])
+        if pending is None:
+            return None
+        for u in eligible:
+            u.deferred = True
+        return eligible, pending
+
+    def _settle(self, sent: tuple[list[_Unit], Pending] | None) -> None:
+        """The deferred guards' answers (parsing here what the helper has not reached)."""
+        if sent is None:
+            return
+        eligible, pending = sent
+        try:
+            reasons = pending.settle(code_reason)
+        finally:
+            pending.close()
+        for u, reason in zip(eligible, reasons, strict=True):
+            if u.deferred:
+                self._apply(u, reason)
+
+    def _guard_all(self, units: Sequence[_Unit]) -> None:
+        sent = self._defer(units)
+        try:
+            for u in units:
+                if not u.deferred:
+                    self._guard(u)
+        finally:
+            self._settle(sent)
 
     def _verify(self, units: Sequence[_Unit]) -> None:
         """Verify the units' code in one batch. Ruff starts first; each unit is then guarded
@@ -487,16 +570,29 @@ class RewardScorer:
                 targets.append(u)
         results: list[list[Verdict]] = []
         if batch:
+            sent = self._defer(targets)
             try:
                 with BatchVerification(batch, engine=self._engine) as run:
+                    later: list[int] = []
                     for i, u in enumerate(targets):
+                        if u.deferred:  # its guard's answer comes from the parse helper
+                            later.append(i)
+                            continue
                         self._guard(u)
                         if u.no_code:
                             run.drop(i)
                         else:
                             run.check_item(i)
+                    self._settle(sent)
+                    sent = None
+                    for i in later:
+                        if targets[i].no_code:
+                            run.drop(i)
+                        else:
+                            run.check_item(i)
                     results = run.finish()
             except Exception as exc:  # a verifier failure is the grader's, never the model's
+                self._settle(sent)
                 for u in targets:
                     self._guard(u)
                     u.verify_error = f"verifier: {type(exc).__name__}: {exc}"
@@ -595,6 +691,15 @@ class RewardScorer:
         if_value = inst_if if cfg.if_level == "instruction" else task_if
         reward = _composite(cfg, func, if_value)
         return RewardResult(reward, "ok", func, exec_status, inst_if, task_if, verdicts, None, details)
+
+
+def _parses_code(iid: str) -> bool:
+    """True if instruction ``iid`` has a built-in check on the code (doc_5, library_2): it
+    parses the code anyway, so the guard's parse is better shared with it here."""
+    from pytest_vibecheck.verify.instructions import default_registry
+
+    verifier = default_registry().get(iid).verifier
+    return bool(verifier.checks) and verifier.target == "code"
 
 
 def _composite(cfg: RewardConfig, func: float | None, if_value: float | None) -> float:

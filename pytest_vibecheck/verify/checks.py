@@ -36,12 +36,13 @@ Definitions (Vibe Checker, arXiv 2510.07315, Table 1; ``reference/vericode.md`` 
 from __future__ import annotations
 
 import ast
+import bisect
 import contextlib
 import io
 import json
 import re
 import tokenize
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from pytest_vibecheck.verify.extract import parse_shared
@@ -206,15 +207,26 @@ def _comments_tokenize(code: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _string_spans(tree: ast.Module) -> list[tuple[int, int, int, int]]:
-    """(line, byte column, end line, end byte column) of every string literal of ``tree``:
+def _string_spans(tree: ast.Module, lines: Sequence[int] = ()) -> list[tuple[int, int, int, int]]:
+    """(line, byte column, end line, end byte column) of the string literals of ``tree``:
     each ``Constant`` str/bytes and each f-string (``JoinedStr``, not entered), covering
-    implicitly concatenated parts together."""
+    implicitly concatenated parts together. With ``lines`` (sorted line numbers), only the
+    literals that touch one of them: a node whose lines hold none of them is not entered."""
     spans: list[tuple[int, int, int, int]] = []
     stack: list[ast.AST] = [tree]
     children = ast.iter_child_nodes
+    prune = bool(lines)
     while stack:
         for child in children(stack.pop()):
+            if prune:
+                first = getattr(child, "lineno", None)
+                decorators = getattr(child, "decorator_list", None)
+                if decorators:  # a def's or class's line number is not its decorators'
+                    first = None
+                if first is not None:
+                    k = bisect.bisect_left(lines, first)
+                    if k == len(lines) or lines[k] > (getattr(child, "end_lineno", None) or first):
+                        continue  # no line of interest inside this node
             kind = type(child)
             if kind is ast.JoinedStr or (kind is ast.Constant and isinstance(child.value, str | bytes)):  # type: ignore[attr-defined]
                 spans.append((child.lineno, child.col_offset,  # type: ignore[attr-defined]
@@ -233,13 +245,15 @@ def _comments_from_tree(code: str, tree: ast.Module) -> list[tuple[int, int, str
     comment there would swallow the literal's closing quote). A ``#`` on an earlier line of a
     multi-line span may be either (inside a triple-quoted string, or a comment between two
     implicitly concatenated parts, or inside an f-string's replacement field): undecided.
+    Only the literals that touch a line with a ``#`` are looked at.
     """
-    spans = _string_spans(tree)
+    code_lines = code.split("\n")
+    marked = [n for n, line in enumerate(code_lines, start=1) if "#" in line]
+    spans = _string_spans(tree, marked)
     out: list[tuple[int, int, str]] = []
-    for n, line in enumerate(code.split("\n"), start=1):
+    for n in marked:
+        line = code_lines[n - 1]
         idx = line.find("#")
-        if idx < 0:
-            continue
         touching = [sp for sp in spans if sp[0] <= n <= sp[2]]
         ascii_line = line.isascii()
         while idx >= 0:

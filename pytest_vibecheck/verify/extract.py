@@ -172,6 +172,8 @@ class _Parse:
 
 
 def _parse(text: str) -> _Parse:
+    if "```" not in text and "~~~" not in text:  # no fence line can match: no block
+        return _Parse((), None)
     lines = text.split("\n")
     fence_lines = [i for i, ln in enumerate(lines) if _FENCE.match(ln)]
     stray_code: str | None = None

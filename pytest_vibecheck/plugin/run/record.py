@@ -3,7 +3,6 @@ record (builtins only, docs/report-schema.md ``items[]``)."""
 
 from __future__ import annotations
 
-import ast
 import hashlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
@@ -18,7 +17,7 @@ from pytest_vibecheck.report.records import (
     new_item_record,
     new_timing,
 )
-from pytest_vibecheck.verify.extract import parse_shared
+from pytest_vibecheck.verify.nocode import no_code_reason
 
 if TYPE_CHECKING:
     from pytest_vibecheck.errors import VibeInfraError
@@ -48,36 +47,6 @@ class ItemOutcome:
     passed: bool
     failure_text: str
     record: ItemRecord
-
-
-def no_code_reason(extraction: Extraction) -> str | None:
-    """Why a reply counts as having no code (a model failure), or None when it has code:
-
-    - ``"none"``: extraction found nothing (method ``none``) or only whitespace;
-    - ``"prose"``: no fenced block, and the whole reply does not parse as Python or is only bare
-      names and constants (prose such as ``"Sorry"`` parses as a name);
-    - ``"unparseable"``: code nested so deep that CPython's parser gives up (``MemoryError`` or
-      ``RecursionError`` from :func:`~pytest_vibecheck.verify.extract.parse_quietly`, e.g. a few
-      hundred thousand unary operators), fenced or not: it would crash the in-process verifiers.
-
-    A fenced block with a syntax error has code (the verifiers and the tests judge it). Used by
-    the plugin and the reward layer alike.
-    """
-    if extraction.method == "none" or not extraction.code.strip():
-        return "none"
-    try:
-        tree = parse_shared(extraction.code)  # read only: shared with the verifiers
-    except (SyntaxError, ValueError):
-        return "prose" if extraction.method == "whole-reply" else None
-    except (MemoryError, RecursionError):
-        return "unparseable"
-    if extraction.method != "whole-reply":
-        return None
-    bare = all(
-        isinstance(node, ast.Expr) and isinstance(node.value, (ast.Name, ast.Constant))
-        for node in tree.body
-    )
-    return "prose" if bare else None
 
 
 def has_no_code(extraction: Extraction) -> bool:
