@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pytest_vibecheck.verify.api import VerifyItem, ruff_check_for, verify_batch
 from pytest_vibecheck.verify.instructions import all_instructions
-from pytest_vibecheck.verify.ruff_engine import RuffCheck, RuffEngine, RuffJob
+from pytest_vibecheck.verify.ruff_engine import RuffCheck, RuffEngine, RuffJob, plan_groups
 
 #: A wrapper around the real Ruff that records, per run, the configuration folders of the
 #: tree and the lines Ruff printed (then prints them), so tests see the layout and the raw
@@ -48,7 +48,7 @@ def _recording_engine(tmp_path: Path, rename: tuple[str, str] | None = None) -> 
     fake.write_text(RECORDING_RUFF.format(python=sys.executable, real=real, log=str(log), rename=rename),
                     encoding="utf-8")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    return RuffEngine(fake), log
+    return RuffEngine(fake, pack_above=0), log
 
 
 def _runs(log: Path) -> list[dict[str, object]]:
@@ -105,12 +105,13 @@ def test_a_redirected_rule_runs_alone_and_keeps_its_findings() -> None:
     """``TRY200`` (removed from Ruff, redirected to ``B904``) and ``B904`` on the same code,
     in one sample and in two: each check fails with B904's finding. Sharing a configuration,
     B904's selector would have taken the finding and TRY200 would have passed."""
-    engine = RuffEngine()
+    engine = RuffEngine(pack_above=0)
     try200, b904 = RuffCheck.make(["TRY200"]), RuffCheck.make(["B904"])
     assert engine.packable(b904) and not engine.packable(try200)
     [one] = engine.run([RuffJob(CODE[3], [try200, b904])])
     two = engine.run([RuffJob(CODE[3], [try200]), RuffJob(CODE[3], [b904])])
-    for outcomes in (one, [two[0][0], two[1][0]]):
+    [small] = RuffEngine().run([RuffJob(CODE[3], [try200, b904])])  # a batch too small to pack
+    for outcomes in (one, [two[0][0], two[1][0]], small):
         assert [[v.rule for v in o.violations] for o in outcomes] == [["B904"], ["B904"]]
         assert all(o.error is None for o in outcomes)
 
@@ -122,7 +123,7 @@ def test_a_rejected_shared_folder_errors_only_the_bad_check() -> None:
     bad = RuffCheck.make(["C901"], settings={"lint.mccabe.max-complexity": "many"})
     good = RuffCheck.make(["F"])
     e_w = RuffCheck.make(["E", "W"], settings={"lint.pycodestyle.max-line-length": 88})
-    engine = RuffEngine()
+    engine = RuffEngine(pack_above=0)
     rows = engine.run([RuffJob(CODE[0], [bad, good]), RuffJob(CODE[0], [e_w]), RuffJob(CODE[1], [good])])
     assert rows[0][0].error is not None and "rejected the configuration" in rows[0][0].error
     assert [v.rule for v in rows[0][1].violations] == ["F401"] and rows[0][1].error is None
@@ -141,6 +142,24 @@ def test_a_code_no_shared_selector_covers_is_linted_again_alone(tmp_path: Path) 
     assert [v.rule for v in a.violations] == ["F401"] and a.error is None
     assert [v.rule for v in b.violations] == ["W291"]
     assert len(_runs(log)) == 2
+
+
+def test_small_batches_get_one_exact_folder_per_group(tmp_path: Path) -> None:
+    """Up to PACK_ABOVE distinct groups: one folder per group (as cheap as a few shared
+    ones), with the same verdicts as packed."""
+    log = tmp_path / "runs.jsonl"
+    fake = tmp_path / "recording-ruff"
+    fake.write_text(RECORDING_RUFF.format(python=sys.executable, real=RuffEngine().ruff_bin(), log=str(log),
+                                          rename=None), encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    checks = _default_checks()
+    jobs = [RuffJob(CODE[i % len(CODE)], [checks[i], checks[i + 5]]) for i in range(6)]
+    small = RuffEngine(fake).run(jobs)
+    [run] = _runs(log)
+    groups = {tuple(job.checks[k] for k in members) for job in jobs for members in plan_groups(tuple(job.checks))}
+    assert len(groups) == 8  # two of the pairs cannot share a configuration
+    assert len(run["configs"]) == 8  # type: ignore[arg-type]
+    assert small == RuffEngine(pack_above=0).run(jobs)
 
 
 def test_verify_batch_with_mixed_instructions_equals_one_item_at_a_time() -> None:

@@ -6,11 +6,13 @@ rewards of a real batch equal to one verification at a time."""
 from __future__ import annotations
 
 import ast
+import atexit
 import gc
 import gzip
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -191,6 +193,27 @@ def test_parse_shared_gives_one_tree_and_fresh_errors() -> None:
         errors.append(info.value)
     assert errors[0] is not errors[1]
     assert (errors[1].lineno, errors[1].offset) == (1, 12)
+
+
+def test_freeze_at_exit_freezes_only_at_exit_and_registers_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The objects are frozen when the interpreter exits (an earlier-registered handler, run
+    after it, sees them frozen), not before; two calls register one handler."""
+    probe = (
+        "import atexit, gc\n"
+        "from pytest_vibecheck import _gc\n"
+        "atexit.register(lambda: print('AT EXIT', gc.get_freeze_count() > 0, flush=True))\n"
+        "_gc.freeze_at_exit()\n"
+        "_gc.freeze_at_exit()\n"
+        "print('BEFORE', gc.get_freeze_count(), flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["BEFORE 0", "AT EXIT True"]
+    calls: list[object] = []
+    monkeypatch.setattr(_gc, "_freeze_registered", False)
+    monkeypatch.setattr(atexit, "register", calls.append)
+    _gc.freeze_at_exit()
+    _gc.freeze_at_exit()
+    assert calls == [gc.freeze]
 
 
 def test_gc_paused_nests_and_keeps_a_disabled_collector_disabled() -> None:

@@ -105,6 +105,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for line in marker_help():  # all named vibe_*, registered only when the benchmark runs
         config.addinivalue_line("markers", line)
+    from pytest_vibecheck import _gc
+
+    _gc.freeze_at_exit()  # the interpreter's exit then skips walking the run's objects
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput.get(_RUN_ID_KEY) if workerinput is not None else None
     if workerinput is None:  # before anything is opened or spent

@@ -146,6 +146,11 @@ SETTING_SCOPES: Mapping[str, tuple[str, ...]] = {
     "lint.mccabe.max-complexity": ("C901",),
 }
 
+#: Distinct configuration groups in a batch above which they are packed into shared folders
+#: (:meth:`_Batch.add_unit`); a smaller batch (the plugin's, of up to 32 items) gets one exact
+#: folder per group, as cheap there as a few shared ones.
+PACK_ABOVE = 16
+
 #: Ruff's fallback target version for rules when none is configured (Ruff 0.17).
 _FALLBACK_TARGET_VERSION = "py311"
 
@@ -551,7 +556,9 @@ class RuffEngine:
     ``ruff_bin``: the Ruff executable (default: the one of the ``ruff`` Python package,
     ``ruff.find_ruff_bin()``). ``max_files_per_run`` bounds one process's input (and the
     size of its output); ``timeout`` (seconds) bounds one process; ``temp_base`` is
-    the preferred folder for the temporary tree (see :func:`safe_temp_base`).
+    the preferred folder for the temporary tree (see :func:`safe_temp_base`); a batch with
+    more than ``pack_above`` distinct configuration groups packs them into shared folders
+    (:data:`PACK_ABOVE`; the verdicts are the same either way).
     """
 
     def __init__(
@@ -561,8 +568,10 @@ class RuffEngine:
         max_files_per_run: int = 20_000,
         timeout: float = 600.0,
         temp_base: str | os.PathLike[str] | None = None,
+        pack_above: int = PACK_ABOVE,
     ) -> None:
         self._ruff_bin = None if ruff_bin is None else str(ruff_bin)
+        self.pack_above = pack_above
         self.temp_base = temp_base
         self.max_files_per_run = max_files_per_run
         self.timeout = timeout
@@ -835,14 +844,19 @@ class RuffRun:
             self._distinct.append(tuple(seen))
         self._outcomes: list[list[RuffOutcome | None]] = [[None] * len(d) for d in self._distinct]
         self._chunks: list[list[int]] = []
+        self._pack = False
         if engine is None:
             return
         chunk: list[int] = []
         files_in_chunk = 0
+        groups: set[tuple[RuffCheck, ...]] = set()
         for i, checks in enumerate(self._distinct):
             if not checks:
                 continue
-            n = len(plan_groups(checks))
+            planned = plan_groups(checks)
+            if len(groups) <= engine.pack_above:
+                groups.update(tuple(checks[k] for k in members) for members in planned)
+            n = len(planned)
             if chunk and files_in_chunk + n > engine.max_files_per_run:
                 self._chunks.append(chunk)
                 chunk, files_in_chunk = [], 0
@@ -850,6 +864,7 @@ class RuffRun:
             files_in_chunk += n
         if chunk:
             self._chunks.append(chunk)
+        self._pack = len(groups) > engine.pack_above
         if self._chunks:
             self._launch(0)
 
@@ -868,7 +883,7 @@ class RuffRun:
 
     def _launch(self, k: int) -> None:
         assert self._engine is not None
-        batch = _Batch(self._engine, self._base, self._version, self._target_version)
+        batch = _Batch(self._engine, self._base, self._version, self._target_version, pack=self._pack)
         self._batches.append(batch)
         try:
             for i in self._chunks[k]:
@@ -931,8 +946,11 @@ class RuffRun:
 class _Batch:
     """The temporary tree of one chunk, its Ruff run, and the isolation of failures."""
 
-    def __init__(self, engine: RuffEngine, base: Path, version: str, target_version: str | None) -> None:
+    def __init__(
+        self, engine: RuffEngine, base: Path, version: str, target_version: str | None, *, pack: bool = True
+    ) -> None:
         self.engine = engine
+        self.pack = pack  # groups share folders (else: one exact folder per distinct group)
         self.root = os.path.realpath(tempfile.mkdtemp(prefix="vibecheck-ruff-", dir=base))
         self.version = version
         self.target_version = target_version
@@ -1000,7 +1018,7 @@ class _Batch:
         """
         group = tuple(checks[k] for k in members)
         folder: _Folder | None = None
-        if split or not all(self.engine.packable(c) for c in group):
+        if split or not self.pack or not all(self.engine.packable(c) for c in group):
             key = ("split:" if split else "exact:") + _config_text(group, self.target_version)
             f = self.folder_of.get(key)
             if f is None:
