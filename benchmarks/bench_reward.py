@@ -9,7 +9,8 @@
    loop does once). For reference, the same reward
    one completion at a time (one ``score`` call, hence one Ruff process, per completion) on the
    first ``--naive-if`` completions. Also the CPU seconds of a run (this process, and Ruff's
-   processes), which a loaded shared machine changes far less than the wall time. Target:
+   processes, and the parse helper's), which a loaded shared machine changes far less than the
+   wall time. Target:
    >= 2,000 rewards/s.
 2. **Full rewards** (tests in the sandbox + IF, alpha 0.4): the same model's solutions of the
    300 standard-library-only tasks.
@@ -50,6 +51,7 @@ from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.store import load_suite
 from pytest_vibecheck.verify.api import VerifyItem, verify_batch
 from pytest_vibecheck.verify.extract import extract_code
+from pytest_vibecheck.verify.parse_helper import shared_helper
 
 
 def if_only(solutions: list[tuple[str, str]], repeat: int, naive_n: int) -> tuple[float, float]:
@@ -60,17 +62,19 @@ def if_only(solutions: list[tuple[str, str]], repeat: int, naive_n: int) -> tupl
     # process, which a training loop starts once for all its batches
     RewardScorer(cfg).score(completions[:128], refs[:128])
     times: list[float] = []
-    cpu: list[tuple[float, float]] = []  # (this process, Ruff) CPU seconds per run
+    cpu: list[tuple[float, float, float]] = []  # (this process, Ruff, parse helper) CPU s per run
+    helper = shared_helper()
     for _ in range(repeat):
         scorer = RewardScorer(cfg)
-        c0, r0 = time.process_time(), _children_cpu()
+        c0, r0, h0 = time.process_time(), _children_cpu(), helper.cpu_seconds() or 0.0
         t0 = time.perf_counter()
         results = scorer.score(completions, refs)
         times.append(time.perf_counter() - t0)
-        cpu.append((time.process_time() - c0, _children_cpu() - r0))
+        cpu.append((time.process_time() - c0, _children_cpu() - r0, (helper.cpu_seconds() or 0.0) - h0))
     wall = statistics.median(times)
-    own_cpu = statistics.median(c for c, _r in cpu)
-    ruff_cpu = statistics.median(r for _c, r in cpu)
+    own_cpu = statistics.median(c for c, _r, _h in cpu)
+    ruff_cpu = statistics.median(r for _c, r, _h in cpu)
+    helper_cpu = statistics.median(h for _c, _r, h in cpu)
     verdicts = sum(len(r.verdicts) for r in results)
     infra = sum(r.is_infra_error for r in results)
     mean_if = statistics.fmean(r.reward for r in results if r.reward is not None)
@@ -84,9 +88,9 @@ def if_only(solutions: list[tuple[str, str]], repeat: int, naive_n: int) -> tupl
     print(f"  reward API     : {rate:8.0f} rewards/s  ({verdicts / wall:.0f} verdicts/s; mean IF "
           f"{mean_if:.3f}; {infra} infrastructure failures)")
     print(f"  one at a time  : {naive_rate:8.0f} rewards/s  (first {naive_n} completions)")
-    total = own_cpu + ruff_cpu
-    print(f"  CPU per run    : {own_cpu:.2f} s Python + {ruff_cpu:.2f} s Ruff = "
-          f"{1000 * total / len(results):.2f} ms per reward (load average "
+    total = own_cpu + ruff_cpu + helper_cpu
+    print(f"  CPU per run    : {own_cpu:.2f} s Python + {ruff_cpu:.2f} s Ruff + {helper_cpu:.2f} s parse "
+          f"helper = {1000 * total / len(results):.2f} ms per reward (load average "
           f"{os.getloadavg()[0]:.1f}: wall time includes waiting for the CPU)")
     print(f"  target >= 2,000 rewards/s: {'met' if rate >= 2000 else 'MISSED'}")
     return rate, naive_rate

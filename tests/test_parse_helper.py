@@ -18,7 +18,7 @@ from pytest_vibecheck.verify import parse_helper
 from pytest_vibecheck.verify.extract import extract_code, parse_quietly
 from pytest_vibecheck.verify.nocode import (
     PARSER_GIVES_UP_AT,
-    code_reason,
+    code_status,
     no_code_reason,
     parse_free_length,
 )
@@ -37,8 +37,12 @@ TEXTS: list[tuple[str, bool]] = [
 ]
 
 
-def _expected(texts: list[tuple[str, bool]]) -> list[str | None]:
-    return [code_reason(t, w, parse_quietly) for t, w in texts]
+def _expected(texts: list[tuple[str, bool]]) -> list[tuple[str | None, bool]]:
+    return [code_status(t, w, parse_quietly) for t, w in texts]
+
+
+def _here(text: str, whole: bool) -> tuple[str | None, bool]:
+    return code_status(text, whole, parse_quietly)
 
 
 def test_answers_equal_this_process_and_batches_stay_in_step() -> None:
@@ -52,8 +56,10 @@ def test_answers_equal_this_process_and_batches_stay_in_step() -> None:
                 pending._read(0.05)
                 if pending._ended:
                     break
-            assert pending.settle(lambda _t, _w: "parsed here") == _expected(texts)
-        assert _expected(TEXTS) == [None, "prose", "prose", "prose", "prose", None, "prose", None, "prose"]
+            assert pending.settle(lambda _t, _w: ("parsed here", False)) == _expected(texts)
+        assert _expected(TEXTS) == [(None, True), ("prose", False), ("prose", True), ("prose", True),
+                                    ("prose", False), (None, False), ("prose", False), (None, True),
+                                    ("prose", False)]
     finally:
         helper.close()
 
@@ -64,15 +70,15 @@ def test_work_is_shared_from_both_ends_and_a_cancelled_batch_leaves_the_helper_u
     helper = ParseHelper()
     here: list[str] = []
 
-    def parse_here(text: str, whole: bool) -> str | None:
+    def parse_here(text: str, whole: bool) -> tuple[str | None, bool]:
         here.append(text)
-        return code_reason(text, whole, parse_quietly)
+        return code_status(text, whole, parse_quietly)
 
     try:
         texts = [(f"def f{i}():\n    return {i}\n" * 20, True) for i in range(400)]
         pending = helper.submit(texts)
         assert pending is not None
-        assert pending.settle(parse_here) == [None] * 400
+        assert pending.settle(parse_here) == [(None, True)] * 400
         assert 0 < len(here) <= 400  # this process took texts from the back
         assert set(here) == {t for t, _w in texts[400 - len(here):]}
         again = helper.submit(TEXTS)  # the cancel and the end marker kept the protocol in step
@@ -81,7 +87,7 @@ def test_work_is_shared_from_both_ends_and_a_cancelled_batch_leaves_the_helper_u
             again._read(0.05)
             if again._ended:
                 break
-        assert again.settle(lambda _t, _w: "parsed here") == _expected(TEXTS)
+        assert again.settle(lambda _t, _w: ("parsed here", False)) == _expected(TEXTS)
     finally:
         helper.close()
 
@@ -92,10 +98,10 @@ def test_one_batch_at_a_time() -> None:
         first = helper.submit(TEXTS)
         assert first is not None
         assert helper.submit(TEXTS) is None
-        first.settle(lambda t, w: code_reason(t, w, parse_quietly))
+        first.settle(_here)
         second = helper.submit(TEXTS)
         assert second is not None
-        assert second.settle(lambda t, w: code_reason(t, w, parse_quietly)) == _expected(TEXTS)
+        assert second.settle(_here) == _expected(TEXTS)
     finally:
         helper.close()
 
@@ -107,11 +113,11 @@ def test_a_killed_helper_costs_only_speed_and_is_replaced() -> None:
         assert pending is not None and helper._proc is not None
         os.kill(helper._proc.pid, signal.SIGKILL)
         helper._proc.wait()
-        assert pending.settle(lambda t, w: code_reason(t, w, parse_quietly)) == _expected(TEXTS * 20)
+        assert pending.settle(_here) == _expected(TEXTS * 20)
         assert helper._proc is None  # marked broken, stopped
         again = helper.submit(TEXTS)  # a new helper
         assert again is not None
-        assert again.settle(lambda t, w: code_reason(t, w, parse_quietly)) == _expected(TEXTS)
+        assert again.settle(_here) == _expected(TEXTS)
     finally:
         helper.close()
 
@@ -129,7 +135,7 @@ def test_the_helper_gets_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
         pending = helper.submit(TEXTS)
         assert pending is not None and helper._proc is not None
         environ = Path(f"/proc/{helper._proc.pid}/environ").read_bytes()
-        pending.settle(lambda t, w: code_reason(t, w, parse_quietly))
+        pending.settle(_here)
         assert b"sk-secret-for-test" not in environ and b"OPENAI_API_KEY" not in environ
     finally:
         helper.close()
@@ -146,7 +152,7 @@ def test_rewards_are_the_same_with_and_without_the_helper(monkeypatch: pytest.Mo
         "test": {"kind": "humaneval", "code": "def check(candidate):\n    assert candidate() == 1\n",
                  "entry_point": "f"},
         "entry_point": "f",
-        "instructions": ["style_1", {"id": "logic_3", "params": {"max_branches": 2}}],
+        "instructions": ["style_1", {"id": "logic_3", "params": {"max_branches": 2}}, "doc_4"],
     }
     problems = [problem] * len(replies)
     cfg = RewardConfig(functional=False)
@@ -178,6 +184,31 @@ def test_shared_helper_belongs_to_one_process() -> None:
         os._exit(0 if parse_helper.shared_helper() is not first else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_texts_the_helper_parsed_need_no_parse_for_doc_4(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_vibecheck.verify import checks, extract
+
+    text = "def known_to_the_test():\n    return 1\n"
+    assert not extract.known_to_parse(text)
+    extract.note_parses([text])
+    assert extract.known_to_parse(text)
+
+    def no_parse(code: str) -> object:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(checks, "_parse", no_parse)
+    assert checks.pure_code_reply("\n" + text.rstrip("\n") + "  \n") == []  # stripped + newline
+    with pytest.raises(AssertionError, match="parsed again"):
+        checks.pure_code_reply("def other():\n    return 2\n")
+
+
+def test_known_texts_are_bounded() -> None:
+    from pytest_vibecheck.verify import extract
+
+    extract.note_parses(f"x{i} = {i}\n" for i in range(9000))
+    assert len(extract._KNOWN) <= 8192
+    assert extract.known_to_parse("x8999 = 8999\n") and not extract.known_to_parse("x0 = 0\n")
 
 
 # ----------------------------------------------------------------------------- no-code rule
@@ -218,3 +249,21 @@ def test_the_parse_free_length_is_safe_here() -> None:
 
 def _frames() -> list[inspect.FrameInfo]:
     return inspect.stack(0)
+
+
+def test_the_helper_reports_its_cpu_time() -> None:
+    helper = ParseHelper()
+    try:
+        assert helper.cpu_seconds() is None  # not started
+        pending = helper.submit([(f"def f{i}():\n    return {i}\n" * 30, True) for i in range(300)])
+        assert pending is not None
+        for _spin in range(400):
+            pending._read(0.05)
+            if pending._ended:
+                break
+        pending.settle(_here)
+        used = helper.cpu_seconds()
+        assert used is not None and 0.0 < used < 60.0
+    finally:
+        helper.close()
+    assert helper.cpu_seconds() is None

@@ -43,8 +43,8 @@ from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.report.metrics import instruction_level_if, task_level_if
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.verify.api import BatchVerification, VerifyItem
-from pytest_vibecheck.verify.extract import Extraction, ExtractMode, extract_code
-from pytest_vibecheck.verify.nocode import code_reason, no_code_reason, parse_free_length
+from pytest_vibecheck.verify.extract import Extraction, ExtractMode, extract_code, note_parses
+from pytest_vibecheck.verify.nocode import code_status, no_code_reason, parse_free_length
 from pytest_vibecheck.verify.verdict import Verdict, Violation
 
 from .problems import ProblemRef, problem_ref_text, resolve_problem
@@ -535,12 +535,16 @@ class RewardScorer:
             return
         eligible, pending = sent
         try:
-            reasons = pending.settle(code_reason)
+            statuses = pending.settle(code_status)
         finally:
             pending.close()
-        for u, reason in zip(eligible, reasons, strict=True):
+        parsed: list[str] = []
+        for u, (reason, ok) in zip(eligible, statuses, strict=True):
             if u.deferred:
                 self._apply(u, reason)
+                if ok:
+                    parsed.append(u.code)
+        note_parses(parsed)  # doc_4 on a whole reply then needs no parse of its own
 
     def _guard_all(self, units: Sequence[_Unit]) -> None:
         sent = self._defer(units)
@@ -694,12 +698,14 @@ class RewardScorer:
 
 
 def _parses_code(iid: str) -> bool:
-    """True if instruction ``iid`` has a built-in check on the code (doc_5, library_2): it
-    parses the code anyway, so the guard's parse is better shared with it here."""
+    """True if instruction ``iid`` has a built-in check that parses the code (doc_5,
+    library_2: :data:`~pytest_vibecheck.verify.checks.PARSES_CODE`): the guard's parse is then
+    better shared with it here than made in the parse helper."""
+    from pytest_vibecheck.verify.checks import PARSES_CODE
     from pytest_vibecheck.verify.instructions import default_registry
 
     verifier = default_registry().get(iid).verifier
-    return bool(verifier.checks) and verifier.target == "code"
+    return verifier.target == "code" and any(check in PARSES_CODE for check in verifier.checks)
 
 
 def _composite(cfg: RewardConfig, func: float | None, if_value: float | None) -> float:

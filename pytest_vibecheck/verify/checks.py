@@ -45,12 +45,13 @@ import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
-from pytest_vibecheck.verify.extract import parse_shared
+from pytest_vibecheck.verify.extract import known_to_parse, parse_shared
 from pytest_vibecheck.verify.verdict import Violation
 
 __all__ = [
     "CHECKS",
     "NOTHING_BUT_SYNTAX",
+    "PARSES_CODE",
     "code_then_json_reply",
     "no_comments_or_docstrings",
     "pandas_df_name",
@@ -139,6 +140,8 @@ def pure_code_reply(reply: str) -> list[Violation]:
     if not stripped:
         return [Violation("empty-reply", 1, 1, "the reply is empty: it contains no code")]
     offset = text[: len(text) - len(text.lstrip())].count("\n")
+    if known_to_parse(stripped + "\n"):  # a whole reply's code, as extraction gives it
+        return []
     try:
         _parse(stripped)
     except (SyntaxError, ValueError) as exc:
@@ -458,6 +461,13 @@ CHECKS: Mapping[str, Callable[[str], list[Violation]]] = MappingProxyType(
 #: For each check, a fast test that is True only when the check cannot find anything in the
 #: text except a syntax error; :mod:`pytest_vibecheck.verify.api` skips the check then if Ruff
 #: has already parsed the same text.
+#: The built-in checks that parse the extracted code as Python through
+#: :func:`~pytest_vibecheck.verify.extract.parse_shared`, so a caller that has parsed that code
+#: just before (the reward's no-code rule) shares the tree with them. (pure_code_reply parses
+#: the reply, which for a whole reply is the code as extraction gives it: it asks
+#: :func:`~pytest_vibecheck.verify.extract.known_to_parse` first.)
+PARSES_CODE: frozenset[str] = frozenset({"no_comments_or_docstrings", "pandas_df_name"})
+
 NOTHING_BUT_SYNTAX: Mapping[str, Callable[[str], bool]] = MappingProxyType(
     {"pandas_df_name": lambda text: not _df_candidate(text)}
 )

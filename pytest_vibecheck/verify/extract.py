@@ -52,16 +52,27 @@ exactly one final newline (empty code stays ``""``), so extraction never manufac
 from __future__ import annotations
 
 import ast
+import itertools
 import keyword
 import re
 import threading
 import warnings
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pytest_vibecheck.types import ExtractMode as ExtractMode
 
-__all__ = ["METHODS", "PYTHON_TAGS", "Extraction", "extract_code", "parse_quietly", "parse_shared"]
+__all__ = [
+    "METHODS",
+    "PYTHON_TAGS",
+    "Extraction",
+    "extract_code",
+    "known_to_parse",
+    "note_parses",
+    "parse_quietly",
+    "parse_shared",
+]
 
 
 #: Every value :attr:`Extraction.method` can take.
@@ -255,6 +266,30 @@ def parse_shared(code: str) -> ast.Module:
     if isinstance(hit, BaseException):
         raise type(hit)(*hit.args)
     return hit
+
+
+#: Texts known to parse (:func:`note_parses`: answers of the parse helper), newest last.
+_KNOWN: dict[str, None] = {}
+_KNOWN_SIZE = 8192
+
+
+def note_parses(texts: Iterable[str]) -> None:
+    """Remember that ``texts`` parse (:func:`ast.parse` succeeded on them, in a process with
+    this interpreter): :func:`known_to_parse` then answers without parsing. Keeps the last
+    8,192."""
+    with _SHARED_LOCK:
+        for text in texts:
+            _KNOWN[text] = None
+        if len(_KNOWN) > _KNOWN_SIZE:
+            for old in list(itertools.islice(_KNOWN, len(_KNOWN) - _KNOWN_SIZE // 2)):
+                del _KNOWN[old]
+
+
+def known_to_parse(text: str) -> bool:
+    """True when ``text`` is known to parse without parsing it again: the tree is among
+    :func:`parse_shared`'s last few, or :func:`note_parses` was told. False means unknown."""
+    with _SHARED_LOCK:
+        return text in _KNOWN or isinstance(_SHARED.get(text), ast.Module)
 
 
 def _parses(code: str) -> bool:

@@ -19,7 +19,7 @@ from pytest_vibecheck.verify.extract import parse_shared
 if TYPE_CHECKING:
     from pytest_vibecheck.verify.extract import Extraction
 
-__all__ = ["PARSER_GIVES_UP_AT", "code_reason", "no_code_reason", "parse_free_length"]
+__all__ = ["PARSER_GIVES_UP_AT", "code_reason", "code_status", "no_code_reason", "parse_free_length"]
 
 #: Fewest characters of code that CPython's parser can give up on (MemoryError or
 #: RecursionError), measured with the densest nesting, one unary operator per level
@@ -44,26 +44,34 @@ def parse_free_length() -> int:
     return max(0, min(2_000, PARSER_GIVES_UP_AT, 2 * left))
 
 
-def code_reason(
+def code_status(
     code: str, whole_reply: bool, parse: Callable[[str], ast.Module] = parse_shared
-) -> str | None:
-    """The no-code reason of one extracted text (see :func:`no_code_reason`), by parsing it
-    with ``parse`` (default :func:`~pytest_vibecheck.verify.extract.parse_shared`, whose tree
-    the verifiers reuse): ``"prose"``, ``"unparseable"`` or None (it has code).
-    ``whole_reply``: the text is the whole reply (no fenced block was found)."""
+) -> tuple[str | None, bool]:
+    """The no-code reason of one extracted text (see :func:`no_code_reason`) and whether it
+    parsed, by parsing it with ``parse`` (default
+    :func:`~pytest_vibecheck.verify.extract.parse_shared`, whose tree the verifiers reuse).
+    The reason is ``"prose"``, ``"unparseable"`` or None (it has code). ``whole_reply``: the
+    text is the whole reply (no fenced block was found)."""
     try:
         tree = parse(code)
     except (SyntaxError, ValueError):
-        return "prose" if whole_reply else None
+        return ("prose" if whole_reply else None), False
     except (MemoryError, RecursionError):
-        return "unparseable"
+        return "unparseable", False
     if not whole_reply:
-        return None
+        return None, True
     bare = all(
         isinstance(node, ast.Expr) and isinstance(node.value, (ast.Name, ast.Constant))
         for node in tree.body
     )
-    return "prose" if bare else None
+    return ("prose" if bare else None), True
+
+
+def code_reason(
+    code: str, whole_reply: bool, parse: Callable[[str], ast.Module] = parse_shared
+) -> str | None:
+    """The no-code reason of one extracted text: :func:`code_status` without the parse flag."""
+    return code_status(code, whole_reply, parse)[0]
 
 
 def no_code_reason(extraction: Extraction, parse_free: int | None = None) -> str | None:

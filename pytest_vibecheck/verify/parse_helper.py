@@ -2,7 +2,7 @@
 
 Scoring a batch (:mod:`pytest_vibecheck.reward`) spends most of its own CPU in CPython's
 parser: every whole reply is parsed to tell code from prose
-(:func:`~pytest_vibecheck.verify.nocode.code_reason`, about 0.2 ms per kilobyte), while Ruff
+(:func:`~pytest_vibecheck.verify.nocode.code_status`, about 0.2 ms per kilobyte), while Ruff
 lints in its own process and leaves a core idle once it is done. :class:`ParseHelper` sends
 the texts to a helper interpreter (the same ``sys.executable``, so the same grammar), which
 parses them in order and streams one status byte back per text; meanwhile this process does
@@ -17,7 +17,9 @@ only speed: :meth:`Pending.settle` parses what is left here.
 Protocol (binary, on the helper's standard input and output): a batch is ``b"B"``, its size
 (4 bytes, big-endian) and per text a flag byte (``b"w"`` whole reply, ``b"f"`` fenced), its
 length in bytes (4 bytes) and its UTF-8 bytes (``surrogatepass``). The helper answers one
-byte per text, in order (``b"c"`` code, ``b"p"`` prose, ``b"u"`` unparseable), then ``b"E"``.
+byte per text, in order, then ``b"E"``: ``b"c"`` code that parsed, ``b"s"`` code that did not
+(a fenced block with a syntax error), ``b"b"`` prose that parsed (bare names and constants),
+``b"p"`` prose that did not parse, ``b"u"`` unparseable.
 ``b"C"`` (cancel) makes it skip the rest of the batch and answer ``b"E"`` at once; a cancel
 that arrives between batches is ignored. End of input ends the helper.
 """
@@ -45,7 +47,12 @@ MIN_BATCH = 64
 #: Seconds to wait for the helper to start answering a batch before parsing here instead.
 _STALL_S = 10.0
 
-_REASONS = {ord("c"): None, ord("p"): "prose", ord("u"): "unparseable"}
+#: answer byte -> (no-code reason, parsed)
+_STATUSES: dict[int, tuple[str | None, bool]] = {
+    ord("c"): (None, True), ord("s"): (None, False), ord("b"): ("prose", True),
+    ord("p"): ("prose", False), ord("u"): ("unparseable", False),
+}
+_ANSWERS = {status: bytes([byte]) for byte, status in _STATUSES.items()}
 
 _CHILD = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
@@ -54,13 +61,13 @@ _CHILD = (
 
 
 class Pending:
-    """One batch at the helper: ``reasons[i]`` is filled as answers arrive (see
-    :meth:`settle`)."""
+    """One batch at the helper: ``statuses[i]`` (no-code reason, parsed) is filled as answers
+    arrive (see :meth:`settle`)."""
 
     def __init__(self, helper: ParseHelper, texts: Sequence[tuple[str, bool]]) -> None:
         self._helper = helper
         self._texts = texts
-        self.reasons: list[str | None] = [None] * len(texts)
+        self.statuses: list[tuple[str | None, bool]] = [(None, False)] * len(texts)
         self.known = [False] * len(texts)
         self._front = 0  # answers read from the helper so far (texts 0 .. front-1)
         self._back = len(texts)  # texts from back .. end were parsed here
@@ -92,16 +99,20 @@ class Pending:
                 break
             i = self._front
             if i < len(self.known):
-                if not self.known[i]:
-                    self.reasons[i] = _REASONS.get(byte)
-                    self.known[i] = byte in _REASONS
+                status = _STATUSES.get(byte)
+                if not self.known[i] and status is not None:
+                    self.statuses[i] = status
+                    self.known[i] = True
                 self._front = i + 1
         return True
 
-    def settle(self, parse_here: Callable[[str, bool], str | None]) -> list[str | None]:
-        """Every text's reason: the helper's answers, and ``parse_here(text, whole_reply)``
-        for the texts taken from the back (and for all that the helper could not answer).
-        Ends the batch at the helper (a cancel, then its end marker)."""
+    def settle(
+        self, parse_here: Callable[[str, bool], tuple[str | None, bool]]
+    ) -> list[tuple[str | None, bool]]:
+        """Every text's (no-code reason, parsed): the helper's answers, and
+        ``parse_here(text, whole_reply)`` for the texts taken from the back (and for all that
+        the helper could not answer). Ends the batch at the helper (a cancel, then its end
+        marker)."""
         n = len(self._texts)
         alive = True
         while self._front < self._back and alive:
@@ -110,15 +121,15 @@ class Pending:
                 break
             self._back -= 1
             text, whole = self._texts[self._back]
-            self.reasons[self._back] = parse_here(text, whole)
+            self.statuses[self._back] = parse_here(text, whole)
             self.known[self._back] = True
         self._finish(alive)
         for i in range(n):
             if not self.known[i]:
                 text, whole = self._texts[i]
-                self.reasons[i] = parse_here(text, whole)
+                self.statuses[i] = parse_here(text, whole)
                 self.known[i] = True
-        return self.reasons
+        return self.statuses
 
     def close(self) -> None:
         """End the batch at the helper, its answers unused (idempotent; for a caller that
@@ -185,6 +196,18 @@ class ParseHelper:
         assert self._proc.stdout is not None
         self.stdout_fd = self._proc.stdout.fileno()
         return True
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds (user + system) the running helper has used, from ``/proc`` (Linux);
+        None when no helper runs or the system does not say."""
+        proc = self._proc
+        if proc is None:
+            return None
+        try:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text(encoding="ascii").rpartition(")")[2].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
 
     def submit(self, texts: Sequence[tuple[str, bool]]) -> Pending | None:
         """Send ``(text, whole_reply)`` pairs; None when the helper is busy or cannot run."""
@@ -281,12 +304,11 @@ def _read_exact(fd: int, n: int) -> bytes | None:
 def _serve() -> None:
     """The helper's loop (run in the helper process: ``python -I -c``)."""
     from pytest_vibecheck.verify.extract import parse_quietly
-    from pytest_vibecheck.verify.nocode import code_reason
+    from pytest_vibecheck.verify.nocode import code_status
 
     fin, fout = sys.stdin.fileno(), sys.stdout.fileno()
     poller = select.poll()
     poller.register(fin, select.POLLIN)
-    answer = {None: b"c", "prose": b"p", "unparseable": b"u"}
     while True:
         kind = _read_exact(fin, 1)
         if kind is None:
@@ -309,7 +331,7 @@ def _serve() -> None:
         for text, whole in texts:
             if poller.poll(0):  # a cancel (or the end of input): stop this batch
                 break
-            out += answer[code_reason(text, whole, parse_quietly)]
+            out += _ANSWERS[code_status(text, whole, parse_quietly)]
             if len(out) >= 8:
                 os.write(fout, bytes(out))
                 out.clear()
