@@ -11,8 +11,13 @@ from plugin_helpers import tiny_problems
 
 from pytest_vibecheck.errors import DataFileError
 from pytest_vibecheck.execute.calibrate import Calibrator, ExpectedTime, task_key
-from pytest_vibecheck.plugin.run.runtime import shipped_durations
-from pytest_vibecheck.suites.durations import load_durations, write_durations
+from pytest_vibecheck.suites.durations import (
+    expected_for,
+    load_durations,
+    shipped_durations,
+    write_durations,
+)
+from pytest_vibecheck.suites.problem import Problem, TestSpec
 from pytest_vibecheck.suites.store import find_suite, load_suite
 
 
@@ -68,3 +73,39 @@ def test_the_shipped_bigvibebench_durations_match_the_suite() -> None:
     for task in ("BigCodeBench/1104", "BigCodeBench/1040", "BigCodeBench/220", "BigCodeBench/1103"):
         assert by_task[task].sleeps and by_task[task].wall_s > 15, task
     assert shipped_durations(["bigvibebench", "no-such-suite"]) == prior
+
+
+def test_problems_of_a_suite_get_its_shipped_durations_without_a_calibrator() -> None:
+    suite = {p.task_id: p for p in load_suite("bigvibebench").problems}
+    chosen = [suite["BigCodeBench/1104"], suite["BigCodeBench/0"]]
+    inline = Problem(suite="inline", task_id="inline", prompt="", test=TestSpec(kind="humaneval"))
+    found = expected_for([*chosen, inline])
+    assert set(found) <= {"BigCodeBench/1104", "BigCodeBench/0"}
+    assert found["BigCodeBench/1104"].wall_s > 60 and found["BigCodeBench/1104"].source == "suite"
+
+
+def test_run_starts_the_longest_first_and_answers_in_input_order() -> None:
+    """Without a calibrator, the service reads the suite's shipped durations and submits the
+    longest first (1104: 73 s, 0: 63 s, 1040: 60 s, 2: 0.2 s, as measured by
+    scripts/build_durations.py); results stay in input order."""
+    from concurrent.futures import Future
+
+    from pytest_vibecheck.execute.executor import TestService
+    from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
+
+    suite = {p.task_id: p for p in load_suite("bigvibebench").problems}
+    tasks = ["BigCodeBench/0", "BigCodeBench/1104", "BigCodeBench/2", "BigCodeBench/1040"]
+    pairs = [(f"# {t}\n", suite[t]) for t in tasks]
+    submitted: list[str] = []
+
+    class Recording(TestService):
+        def submit(self, code: str, problem: Problem) -> Future[ExecResult]:
+            submitted.append(problem.task_id)
+            fut: Future[ExecResult] = Future()
+            fut.set_result(ExecResult(status="failed", message=problem.task_id))
+            return fut
+
+    service = Recording(executor=None, settings=ExecSettings())  # type: ignore[arg-type]
+    results = service.run(pairs)
+    assert submitted == ["BigCodeBench/1104", "BigCodeBench/0", "BigCodeBench/1040", "BigCodeBench/2"]
+    assert [r.message for r in results] == tasks

@@ -250,6 +250,12 @@ def make_executor(spec: str | None = None, *, slots: int | None = None) -> Execu
     )
 
 
+def _expected_s(expected: ExpectedTime | None) -> float:
+    from pytest_vibecheck.execute.schedule import UNKNOWN_S
+
+    return expected.wall_s if expected is not None else UNKNOWN_S
+
+
 class TestService:
     """Test runs through an executor with the environment check, de-duplication and the result
     cache kept in this process (so every executor gives the same results and cache entries).
@@ -276,14 +282,20 @@ class TestService:
         self._lock = threading.Lock()
 
     def learn(self, problems: Iterable[Problem]) -> None:
-        """Read the expected durations of ``problems`` from the calibrator (one query for
-        those not looked up before)."""
+        """Read the expected durations of ``problems`` (one query for those not looked up
+        before): from the settings' calibrator, else the durations their suites ship
+        (:func:`pytest_vibecheck.suites.durations.expected_for`)."""
+        todo = [p for p in problems if p.task_id not in self._looked]
+        if not todo:
+            return
+        self._looked.update(p.task_id for p in todo)
         cal = self.settings.calibrator
         if cal is not None:
-            todo = [p for p in problems if p.task_id not in self._looked]
-            if todo:
-                self._looked.update(p.task_id for p in todo)
-                self.expected.update(cal.expected_times(todo))
+            self.expected.update(cal.expected_times(todo))
+        else:
+            from pytest_vibecheck.suites.durations import expected_for
+
+            self.expected.update(expected_for(todo))
 
     def sleeps(self, problem: Problem) -> bool:
         """True when ``problem``'s run is expected to mostly sleep (see :meth:`learn`)."""
@@ -343,9 +355,17 @@ class TestService:
         pairs: Sequence[tuple[str, Problem]],
         on_result: Callable[[int, ExecResult], None] | None = None,
     ) -> list[ExecResult]:
-        """Run every ``(code, problem)`` pair; results in input order."""
+        """Run every ``(code, problem)`` pair, started longest first (expected durations:
+        :meth:`learn`); results in input order, ``on_result`` called in input order."""
         self.learn(p for _c, p in pairs)
-        futures = [self.submit(code, prob) for code, prob in pairs]
+        # longest first (by expected duration; unknown ones as UNKNOWN_S): a long run started
+        # last would keep one slot busy after every other has finished
+        expected = self.expected
+        order = sorted(range(len(pairs)), key=lambda i: -_expected_s(expected.get(pairs[i][1].task_id)))
+        started: dict[int, Future[ExecResult]] = {}
+        for i in order:
+            started[i] = self.submit(*pairs[i])
+        futures = [started[i] for i in range(len(pairs))]
         out: list[ExecResult] = []
         for i, fut in enumerate(futures):
             res = fut.result()

@@ -15,8 +15,9 @@ are listed.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +25,16 @@ from pytest_vibecheck.errors import DataFileError
 
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.calibrate import ExpectedTime
+    from pytest_vibecheck.suites.problem import Problem
 
-__all__ = ["DURATIONS_NAME", "DURATIONS_VERSION", "load_durations", "write_durations"]
+__all__ = [
+    "DURATIONS_NAME",
+    "DURATIONS_VERSION",
+    "expected_for",
+    "load_durations",
+    "shipped_durations",
+    "write_durations",
+]
 
 #: File name of a suite's expected durations, beside its manifest.
 DURATIONS_NAME = "durations.json"
@@ -77,3 +86,42 @@ def write_durations(
     path = Path(folder) / DURATIONS_NAME
     path.write_text(json.dumps(body, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     return path
+
+
+def shipped_durations(suites: Sequence[str]) -> dict[str, ExpectedTime]:
+    """The expected durations the ``suites`` ship, by task key; a suite that cannot be found
+    is left out (the collection reports it). Raises
+    :class:`~pytest_vibecheck.errors.DataFileError` for a malformed durations file."""
+    out: dict[str, ExpectedTime] = {}
+    for name in suites:
+        out.update(_suite_durations(name))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _suite_durations(name: str) -> Mapping[str, ExpectedTime]:
+    from pytest_vibecheck.errors import VibecheckError
+    from pytest_vibecheck.suites.store import find_suite
+
+    try:
+        folder = find_suite(name)
+    except VibecheckError:
+        return {}
+    return load_durations(folder)
+
+
+def expected_for(problems: Iterable[Problem]) -> dict[str, ExpectedTime]:
+    """The shipped expected durations of ``problems`` by task id (each suite's file read once
+    per process); a problem of a suite without durations, or an inline one, is left out."""
+    from pytest_vibecheck.errors import VibecheckError
+    from pytest_vibecheck.execute.calibrate import task_key
+
+    out: dict[str, ExpectedTime] = {}
+    for p in problems:
+        try:
+            found = _suite_durations(p.suite).get(task_key(p))
+        except VibecheckError:  # a malformed durations file: scheduling only, never fatal
+            found = None
+        if found is not None:
+            out[p.task_id] = found
+    return out

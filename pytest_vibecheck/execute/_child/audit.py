@@ -21,8 +21,10 @@ import _thread
 import contextlib
 import ctypes
 import json
+import linecache
 import os
 import sys
+import traceback
 import types
 import unittest
 from typing import Any
@@ -100,6 +102,50 @@ CHILD_HIDDEN = frozenset(PROTECTED_FILES)
 #: ['__file__']``, reached by ``import seaborn``) get what they expect.
 _GETFRAME_PROTECTED = PROTECTED_FILES - {os.path.join(_HERE, "guard.py")}
 _FRAME_ATTRS = frozenset({"gi_frame", "cr_frame", "ag_frame"})
+
+# The standard library's traceback summaries (traceback.format_exc, logging.exception,
+# multiprocessing and concurrent.futures sending a worker's error back) read ``tb_frame``
+# of tracebacks whose frames run on top of the tests' frames. They may, but only when the
+# frames cannot leave the traceback module's own code: the reading generator (``walk_tb``,
+# or ``_walk_tb_with_full_positions`` from Python 3.11) is advanced directly by
+# ``StackSummary`` extraction without ``capture_locals``, both running the pristine code with
+# the pristine module globals, and what that code hands the frames' data to (``linecache``
+# and its ``lazycache``, ``FrameSummary``) is pristine too: it keeps only file names, line
+# numbers and function names. Taken when this file is loaded, before any candidate code.
+_TB_GLOBALS = traceback.__dict__
+_TB_WALKERS = frozenset(
+    f.__code__ for f in (getattr(traceback, "walk_tb", None), getattr(traceback, "_walk_tb_with_full_positions", None))
+    if isinstance(f, types.FunctionType)
+)
+_TB_SUMMARIES = frozenset(
+    m.__func__.__code__ for m in (
+        traceback.StackSummary.__dict__.get("extract"),
+        traceback.StackSummary.__dict__.get("_extract_from_extended_frame_gen"),
+    )
+    if isinstance(m, classmethod) and isinstance(m.__func__, types.FunctionType)
+)
+_TB_PRISTINE = (
+    ("linecache", linecache),
+    ("FrameSummary", traceback.FrameSummary),
+)
+_LINECACHE_GLOBALS = linecache.__dict__
+_LAZYCACHE = linecache.lazycache
+
+
+def _summary_only(reader: Any) -> bool:
+    """True when ``reader`` (the frame reading ``tb_frame``) is the traceback module's walker
+    advanced by its summary extraction, as described above (nothing of the frames can reach
+    other code)."""
+    if reader.f_code not in _TB_WALKERS or reader.f_globals is not _TB_GLOBALS:
+        return False
+    consumer = reader.f_back
+    if consumer is None or consumer.f_code not in _TB_SUMMARIES or consumer.f_globals is not _TB_GLOBALS:
+        return False
+    if consumer.f_locals.get("capture_locals", True) is not False:
+        return False
+    if any(_TB_GLOBALS.get(name) is not value for name, value in _TB_PRISTINE):
+        return False
+    return _LINECACHE_GLOBALS.get("lazycache") is _LAZYCACHE
 #: Types whose ``gc.get_referents`` are frames (none can be subclassed).
 _FRAME_HOLDERS = frozenset(
     {
@@ -227,7 +273,8 @@ def _audit_reason(
     if event == "object.__getattr__":
         name = args[1]
         if name == "tb_frame":
-            if _real_getframe(2).f_code is formatter:
+            reader = _real_getframe(2)
+            if reader.f_code is formatter or _summary_only(reader):
                 return None
             if _chain_protected(args[0].tb_frame):
                 return "-tb_frame of the harness's or the tests' frames"

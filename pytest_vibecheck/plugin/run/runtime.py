@@ -21,10 +21,8 @@ from pytest_vibecheck.plugin.run.record import ItemOutcome, new_record
 from pytest_vibecheck.plugin.run.state import RunState, state_path
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
 
     from pytest_vibecheck.execute.cache import ExecCache
-    from pytest_vibecheck.execute.calibrate import ExpectedTime
     from pytest_vibecheck.execute.environments import Environment
     from pytest_vibecheck.execute.executor import TestService
     from pytest_vibecheck.execute.tests import ExecSettings
@@ -34,7 +32,7 @@ if TYPE_CHECKING:
     from pytest_vibecheck.plugin.run.stages import VerdictKey
     from pytest_vibecheck.plugin.settings import VibeSettings
 
-__all__ = ["RUNTIME_KEY", "Runtime", "run_item_for", "shipped_durations"]
+__all__ = ["RUNTIME_KEY", "Runtime", "run_item_for"]
 
 
 class Runtime:
@@ -266,6 +264,8 @@ def exec_settings_for(settings: VibeSettings, environment: Environment) -> ExecS
         calibrator = Calibrator(
             Path(settings.cache).parent / "calibration.sqlite", environment=environment.id
         )
+        from pytest_vibecheck.suites.durations import shipped_durations
+
         calibrator.prior.update(shipped_durations(settings.suites))
     return ExecSettings(
         sandbox=sandbox,
@@ -274,23 +274,6 @@ def exec_settings_for(settings: VibeSettings, environment: Environment) -> ExecS
         default_time_limits=limits,
         grading=profile.grading,
     )
-
-
-def shipped_durations(suites: Sequence[str]) -> dict[str, ExpectedTime]:
-    """The expected durations the ``suites`` ship (:mod:`pytest_vibecheck.suites.durations`),
-    by task key; a suite that cannot be found is left out (the collection reports it). Raises
-    :class:`~pytest_vibecheck.errors.DataFileError` for a malformed durations file."""
-    from pytest_vibecheck.suites.durations import load_durations
-    from pytest_vibecheck.suites.store import find_suite
-
-    out: dict[str, ExpectedTime] = {}
-    for name in suites:
-        try:
-            folder = find_suite(name)
-        except VibecheckError:
-            continue
-        out.update(load_durations(folder))
-    return out
 
 
 def _check_executor(spec: str) -> None:
