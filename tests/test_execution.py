@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import warnings
 
 import pytest
 from exec_helpers import TWO_SUM, bcb_problem, functional_problem, humaneval_problem, stdin_problem
@@ -334,3 +335,22 @@ def test_functional_tuples_cross_the_result_channel_as_tuples() -> None:
     assert (res.status, res.message) == ("failed", "case 0: got [(0, 1)], expected [[0, 1]] (lcb rule)")
     top = "class Solution:\n    def twoSum(self, nums, target):\n        return ([0, 1],)\n"
     assert run_tests(top, prob, LCB).status == "passed"
+
+
+def test_sources_with_invalid_escapes_parse_without_warnings() -> None:
+    """BigCodeBench/336's tests hold '\\#' in a plain string: reading their test names and
+    imports (a cold run's first look) must not print that DeprecationWarning in the user's
+    pytest output (and with -W error it made the task an infrastructure error)."""
+    from pytest_vibecheck.execute import envcheck
+    from pytest_vibecheck.execute.expected import expected_tests
+
+    src = (
+        "import unittest\nimport re\nclass TestCases(unittest.TestCase):\n"
+        "    def test_escape_probe(self):\n        self.assertTrue(re.match('\\#', '#'))\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = expected_tests("bigcodebench-unittest", src)
+        imports = envcheck._imports(src + "import json\n")
+    assert (found.names, found.error) == (("test_escape_probe",), None)
+    assert {"re", "json", "unittest"} <= imports

@@ -30,6 +30,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -261,7 +262,8 @@ _AST_LOCK = threading.Lock()
 
 @lru_cache(maxsize=4096)
 def _imports(code: str) -> frozenset[str]:
-    with _AST_LOCK:
+    with _AST_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # warnings about the code parsed are not the run's
         try:
             tree = ast.parse(code)
         except SyntaxError:

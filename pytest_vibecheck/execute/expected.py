@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import threading
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -75,7 +76,8 @@ def expected_tests(kind: str, test_code: str, class_name: str = "TestCases") -> 
     For ``humaneval`` the one test is ``check``; for the LiveCodeBench kinds the cases are
     counted by the caller and ``names`` is empty.
     """
-    with _AST_LOCK:
+    with _AST_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the dataset's invalid escapes are not the run's warnings
         try:
             tree = ast.parse(test_code or "")
         except SyntaxError as exc:
