@@ -176,6 +176,7 @@ def test_rewards_are_the_same_with_and_without_the_helper(monkeypatch: pytest.Mo
     assert [r["reward"] for r in with_helper[:6]] == [1.0, 0.0, 0.0, 0.0, 0.0, 1.0]
 
 
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_shared_helper_belongs_to_one_process() -> None:
     first = parse_helper.shared_helper()
     assert parse_helper.shared_helper() is first
