@@ -106,6 +106,24 @@ def test_one_batch_at_a_time() -> None:
         helper.close()
 
 
+def test_a_closed_batch_is_settled_here_without_reading_the_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller that gave up (close) and settles anyway parses everything itself: by then the
+    helper may be answering another batch."""
+    helper = ParseHelper()
+    try:
+        pending = helper.submit(TEXTS)
+        assert pending is not None
+        pending.close()
+
+        def no_read(timeout: float) -> bool:
+            raise AssertionError("read the helper after close")
+
+        monkeypatch.setattr(pending, "_read", no_read)
+        assert pending.settle(_here) == _expected(TEXTS)
+    finally:
+        helper.close()
+
+
 def test_a_killed_helper_costs_only_speed_and_is_replaced() -> None:
     helper = ParseHelper()
     try:

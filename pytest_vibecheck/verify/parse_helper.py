@@ -112,9 +112,10 @@ class Pending:
         """Every text's (no-code reason, parsed): the helper's answers, and
         ``parse_here(text, whole_reply)`` for the texts taken from the back (and for all that
         the helper could not answer). Ends the batch at the helper (a cancel, then its end
-        marker)."""
+        marker). After :meth:`close`, everything is parsed here: the helper may be another
+        batch's by then."""
         n = len(self._texts)
-        alive = True
+        alive = not self._closed
         while self._front < self._back and alive:
             alive = self._read(0)
             if self._front >= self._back:

@@ -37,12 +37,16 @@ running each alone (:func:`compatible`):
    C901). A setting not in that table is assumed to affect every rule, so a check with such a
    setting is never grouped. Both checks may set the same key only to the same value.
 
-The groups of all samples are then packed into shared folders: a group joins the first
-folder (same preview flag) whose checks are all compatible with its own, so a folder runs the
-union of its groups' checks. By the same rule, the extra checks change no verdict of a group;
-their findings on a file are dropped. Ruff resolves each folder's configuration anew (about
-0.2 ms of CPU each with Ruff 0.17); a batch of 1,140 samples with 5 random instructions each
-has about 1,080 distinct groups, and packs into a handful of folders.
+In a batch of more than :data:`PACK_ABOVE` distinct groups, the groups of all samples are
+then packed into shared folders: a group joins the first folder (same preview flag) whose
+checks are all compatible with its own, so a folder's configuration holds the union of its
+groups' checks. Each file names the folder's checks that apply to it (``-k3-``), and
+``lint.per-file-ignores`` turns every other check's rules off for it, so Ruff neither runs nor
+reports them (and by :func:`compatible` their settings change no verdict of the group). Ruff
+resolves each folder's configuration anew (about 0.2 ms of CPU each with Ruff 0.17); a batch
+of 1,140 samples with 5 random instructions each has about 1,080 distinct groups, and packs
+into a handful of folders. A check whose selectors cover no rule Ruff has (removed,
+redirected) never shares a configuration (:meth:`RuffEngine.packable`).
 
 Ruff's diagnostics are attributed back to the check whose selector covers the rule code. A
 code that no selector of a shared folder covers (a redirected rule, say) cannot be told
@@ -991,15 +995,12 @@ class _Batch:
         its own."""
         packable = self.engine.packable
         for members in plan_groups(checks):
-            if len(members) > 1 and not all(packable(checks[k]) for k in members):
-                alone = [k for k in members if not packable(checks[k])]
-                rest = tuple(k for k in members if packable(checks[k]))
-                for k in alone:
-                    self.add_unit(job, checks, (k,), code)
-                if rest:
-                    self.add_unit(job, checks, rest, code)
-                continue
-            self.add_unit(job, checks, members, code)
+            alone = [k for k in members if not packable(checks[k])] if len(members) > 1 else []
+            for k in alone:
+                self.add_unit(job, checks, (k,), code)
+            rest = tuple(k for k in members if k not in alone)
+            if rest:
+                self.add_unit(job, checks, rest, code)
 
     def add_unit(
         self, job: int, checks: tuple[RuffCheck, ...], members: tuple[int, ...], code: str, *, split: bool = False
@@ -1007,14 +1008,14 @@ class _Batch:
         """Put ``code`` into a folder whose configuration holds the checks of ``members``;
         returns the unit.
 
-        A group goes into the first shared folder whose checks are all compatible with its
-        own (:meth:`_Folder.accepts`), which then runs them too: the extra rules' findings
-        are dropped when the file's diagnostics are attributed, and by :func:`compatible`
-        they change no verdict of the group. Packing keeps the folders few (Ruff resolves
-        each folder's configuration anew, about 0.2 ms of CPU each with Ruff 0.17, more than
-        the extra rules cost a file). Units made by splitting a rejected group (``split``)
-        get exact folders of their own, written at once; so do groups with a check that
-        may not share (:meth:`RuffEngine.packable`).
+        When the batch packs, a group goes into the first shared folder whose checks are all
+        compatible with its own (:meth:`_Folder.accepts`); the file's name carries the
+        positions of its group's checks, and the folder's ``lint.per-file-ignores`` keeps
+        every other check's rules off it (:func:`_config_text`). Packing keeps the folders
+        few (Ruff resolves each folder's configuration anew, about 0.2 ms of CPU each with
+        Ruff 0.17). Units made by splitting a rejected group (``split``) get exact folders of
+        their own, written at once; so do groups with a check that may not share
+        (:meth:`RuffEngine.packable`), and every group of a batch that does not pack.
         """
         group = tuple(checks[k] for k in members)
         folder: _Folder | None = None
