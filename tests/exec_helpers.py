@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
+import types
+from pathlib import Path
+
 from pytest_vibecheck.suites.problem import Problem, TestCase, TestSpec
+
+
+def load_file_module(path: Path, name: str) -> types.ModuleType:
+    """The module in file ``path``, run under ``name`` (not put in ``sys.modules``): the
+    sandbox's child scripts and data modules are files, not importable package modules."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 BCB_TEST = """
 import unittest

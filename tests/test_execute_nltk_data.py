@@ -8,14 +8,13 @@ A stand-in ``nltk`` package (``nltk/data.py`` with a ``find`` that raises NLTK's
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from exec_helpers import bcb_problem
+from exec_helpers import bcb_problem, load_file_module
 
 from pytest_vibecheck.execute import envcheck, verdict
 from pytest_vibecheck.execute._child import guard
@@ -72,10 +71,7 @@ def test_the_table_names_known_resources_only() -> None:
 
 
 def test_the_sandbox_reports_nltks_lookup_error(fake_nltk: Path) -> None:
-    spec = importlib.util.spec_from_file_location("nltk_data_probe", fake_nltk)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_file_module(fake_nltk, "nltk_data_probe")
     with pytest.raises(LookupError) as info:
         mod.find("tokenizers/punkt/PY3/english.pickle")
     got = guard.missing_data(info.value, info.value.__traceback__)
@@ -184,12 +180,7 @@ def test_the_lock_pins_the_punkt_package_by_hash() -> None:
 def _punkt_model() -> types.ModuleType:
     from pytest_vibecheck.execute import environments as envs
 
-    path = Path(envs.__file__).parent / "envs" / "punkt_model.py"
-    spec = importlib.util.spec_from_file_location("punkt_model", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file_module(Path(envs.__file__).parent / "envs" / "punkt_model.py", "punkt_model")
 
 
 def test_the_punkt_tables_are_read_as_literals_only() -> None:

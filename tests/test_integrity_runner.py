@@ -9,7 +9,6 @@ fork server on and off under ``-m slow``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from exec_helpers import bcb_problem
+from exec_helpers import bcb_problem, load_file_module
 from integrity_cases import CASES, CTYPES_CASES, KINDS, Case, problem_for, reachability_code
 
 from pytest_vibecheck.execute import sandbox
@@ -168,11 +167,7 @@ def test_gc_referents_of_python_objects_are_allowed_of_tracebacks_not() -> None:
 
 def _snapshot_module() -> Any:
     path = Path(sandbox.__file__).parent / "_child" / "snapshot.py"
-    spec = importlib.util.spec_from_file_location("vibecheck_snapshot_under_test", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file_module(path, "vibecheck_snapshot_under_test")
 
 
 def test_the_snapshot_never_evaluates_a_lazy_proxy() -> None:

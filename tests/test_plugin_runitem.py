@@ -138,6 +138,26 @@ def test_prefetch_of_a_planned_xdist_worker_reads_the_plan_not_xdist(monkeypatch
     assert [it.nodeid for it in got] == ["s::t1[m]", "s::t3[m]", "s::t5[m]"]
 
 
+def _fake_stages(monkeypatch: pytest.MonkeyPatch, finish: Any) -> None:
+    """Stage 1 does nothing, ``finish`` stands for verification and test start, and waiting
+    for an item's tests forgets its pending runs."""
+    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
+    monkeypatch.setattr(stages, "finish", finish)
+    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+
+
+def _take_first(items: list[Any], service: Any, window: int, lookahead: int) -> None:
+    """A prefetcher (concurrency 1, ``service`` as the started test service) takes
+    ``items[0]``, then closes."""
+    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
+                              started_tests=lambda: service)
+    pf = prefetch.Prefetcher(runtime, window=window, lookahead=lookahead)  # type: ignore[arg-type]
+    try:
+        pf.take(items[0])
+    finally:
+        pf.close()
+
+
 def test_a_waiting_item_tops_up_idle_sandboxes_with_the_next_items(monkeypatch: pytest.MonkeyPatch) -> None:
     """The first item's run sleeps until later items have been started: the prefetcher starts
     them (beyond its first window and lookahead) while it waits, because the executor is idle."""
@@ -161,17 +181,9 @@ def test_a_waiting_item_tops_up_idle_sandboxes_with_the_next_items(monkeypatch: 
             if len(finished) == 21:
                 first.set_result(None)
 
-    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
-    monkeypatch.setattr(stages, "finish", fake_finish)
-    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+    _fake_stages(monkeypatch, fake_finish)
     service = SimpleNamespace(executor=SimpleNamespace(idle=lambda: True))
-    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
-                              started_tests=lambda: service)
-    pf = prefetch.Prefetcher(runtime, window=4, lookahead=4)  # type: ignore[arg-type]
-    try:
-        pf.take(session.items[0])
-    finally:
-        pf.close()
+    _take_first(session.items, service, window=4, lookahead=4)
     assert first.done() and len(finished) >= 21  # 20 more items started while the first waited
 
 
@@ -189,9 +201,7 @@ def test_a_waiting_item_adds_nothing_while_the_executor_is_busy(monkeypatch: pyt
             w.finished = True
         works[0].pending["code"] = first
 
-    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
-    monkeypatch.setattr(stages, "finish", fake_finish)
-    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+    _fake_stages(monkeypatch, fake_finish)
     polls: list[int] = []
 
     def idle(sleeps: bool = False) -> bool:
@@ -201,13 +211,7 @@ def test_a_waiting_item_adds_nothing_while_the_executor_is_busy(monkeypatch: pyt
         return False
 
     service = SimpleNamespace(executor=SimpleNamespace(idle=idle))
-    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
-                              started_tests=lambda: service)
-    pf = prefetch.Prefetcher(runtime, window=4, lookahead=4)  # type: ignore[arg-type]
-    try:
-        pf.take(session.items[0])
-    finally:
-        pf.close()
+    _take_first(session.items, service, window=4, lookahead=4)
     assert len(batches) == 1  # the first batch only: no top-up while the executor is busy
 
 
@@ -232,19 +236,11 @@ def test_a_free_sleeper_slot_starts_the_next_sleeping_item_while_the_cpu_is_busy
         elif "t4" in started:
             first.set_result(None)
 
-    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
-    monkeypatch.setattr(stages, "finish", fake_finish)
-    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+    _fake_stages(monkeypatch, fake_finish)
     executor = SimpleNamespace(idle=lambda sleeps=False: sleeps)
     service = SimpleNamespace(executor=executor, learn=lambda problems: list(problems),
                               sleeps=lambda problem: problem.task_id == "t4")
-    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
-                              started_tests=lambda: service)
-    pf = prefetch.Prefetcher(runtime, window=1, lookahead=5)  # type: ignore[arg-type]
-    try:
-        pf.take(session.items[0])
-    finally:
-        pf.close()
+    _take_first(session.items, service, window=1, lookahead=5)
     assert started == ["t0", "t4"]
 
 
@@ -260,9 +256,7 @@ def test_a_top_up_that_finds_nothing_to_start_looks_less_often(monkeypatch: pyte
             w.finished = True
         works[0].pending["code"] = first
 
-    monkeypatch.setattr(stages, "generate_one", lambda runtime, work: None)
-    monkeypatch.setattr(stages, "finish", fake_finish)
-    monkeypatch.setattr(stages, "finish_tests", lambda work: work.pending.clear())
+    _fake_stages(monkeypatch, fake_finish)
     timeouts: list[float] = []
     from concurrent.futures import wait as real_wait
 
@@ -274,11 +268,5 @@ def test_a_top_up_that_finds_nothing_to_start_looks_less_often(monkeypatch: pyte
 
     monkeypatch.setattr(prefetch, "wait", counting_wait)
     service = SimpleNamespace(executor=SimpleNamespace(idle=lambda sleeps=False: True))
-    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
-                              started_tests=lambda: service)
-    pf = prefetch.Prefetcher(runtime, window=4, lookahead=4)  # type: ignore[arg-type]
-    try:
-        pf.take(session.items[0])
-    finally:
-        pf.close()
+    _take_first(session.items, service, window=4, lookahead=4)
     assert timeouts[:7] == [prefetch.TOPUP_POLL_S, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0]

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import itertools
 import json
-import stat
-import sys
 from pathlib import Path
+
+from ruff_helpers import wrapped_ruff
 
 from pytest_vibecheck.verify.api import VerifyItem, ruff_check_for, verify_batch
 from pytest_vibecheck.verify.instructions import all_instructions
-from pytest_vibecheck.verify.ruff_engine import RuffCheck, RuffEngine, RuffJob, plan_groups
+from pytest_vibecheck.verify.ruff_engine import (
+    PACK_ABOVE,
+    RuffCheck,
+    RuffEngine,
+    RuffJob,
+    plan_groups,
+)
 
 #: A wrapper around the real Ruff that records, per run, the configuration folders of the
 #: tree and the lines Ruff printed (then prints them), so tests see the layout and the raw
@@ -41,14 +47,14 @@ sys.exit(proc.returncode)
 """
 
 
-def _recording_engine(tmp_path: Path, rename: tuple[str, str] | None = None) -> tuple[RuffEngine, Path]:
+def _recording_engine(
+    tmp_path: Path, rename: tuple[str, str] | None = None, pack_above: int = 0
+) -> tuple[RuffEngine, Path]:
+    """An engine on the recording wrapper (packing every batch unless ``pack_above``) and its
+    log."""
     log = tmp_path / "runs.jsonl"
-    fake = tmp_path / "recording-ruff"
-    real = RuffEngine().ruff_bin()
-    fake.write_text(RECORDING_RUFF.format(python=sys.executable, real=real, log=str(log), rename=rename),
-                    encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    return RuffEngine(fake, pack_above=0), log
+    fake = wrapped_ruff(tmp_path, RECORDING_RUFF, "recording-ruff", log=str(log), rename=rename)
+    return RuffEngine(fake, pack_above=pack_above), log
 
 
 def _runs(log: Path) -> list[dict[str, object]]:
@@ -147,14 +153,10 @@ def test_a_code_no_shared_selector_covers_is_linted_again_alone(tmp_path: Path) 
 def test_small_batches_get_one_exact_folder_per_group(tmp_path: Path) -> None:
     """Up to PACK_ABOVE distinct groups: one folder per group (as cheap as a few shared
     ones), with the same verdicts as packed."""
-    log = tmp_path / "runs.jsonl"
-    fake = tmp_path / "recording-ruff"
-    fake.write_text(RECORDING_RUFF.format(python=sys.executable, real=RuffEngine().ruff_bin(), log=str(log),
-                                          rename=None), encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    engine, log = _recording_engine(tmp_path, pack_above=PACK_ABOVE)
     checks = _default_checks()
     jobs = [RuffJob(CODE[i % len(CODE)], [checks[i], checks[i + 5]]) for i in range(6)]
-    small = RuffEngine(fake).run(jobs)
+    small = engine.run(jobs)
     [run] = _runs(log)
     groups = {tuple(job.checks[k] for k in members) for job in jobs for members in plan_groups(tuple(job.checks))}
     assert len(groups) == 8  # two of the pairs cannot share a configuration

@@ -11,12 +11,12 @@ import gc
 import gzip
 import json
 import os
-import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from ruff_helpers import wrapped_ruff
 
 from pytest_vibecheck import _gc
 from pytest_vibecheck.plugin.run.record import has_no_code
@@ -69,10 +69,7 @@ os.execv(real, [real] + sys.argv[1:])
 
 
 def test_unreadable_concise_output_is_asked_again_in_json(tmp_path: Path) -> None:
-    real = RuffEngine().ruff_bin()
-    fake = tmp_path / "fake-ruff"
-    fake.write_text(FAKE_RUFF_NO_CONCISE.format(python=sys.executable, real=real), encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    fake = wrapped_ruff(tmp_path, FAKE_RUFF_NO_CONCISE)
     items = [VerifyItem([("style_1", {}), ("logic_1", {})], code="import os\nx = 1 \n")]
     assert verify_batch(items, engine=RuffEngine(fake)) == verify_batch(items)
     [[style, logic]] = verify_batch(items, engine=RuffEngine(fake))

@@ -8,13 +8,12 @@ sample of it is re-verified one call at a time and must give identical verdicts.
 from __future__ import annotations
 
 import os
-import stat
-import sys
 import textwrap
 import warnings
 from pathlib import Path
 
 import pytest
+from ruff_helpers import wrapped_ruff
 
 from pytest_vibecheck.errors import ParameterWarning, UnknownIdError, VibecheckError
 from pytest_vibecheck.verify.api import (
@@ -488,10 +487,7 @@ os.execv(real, [real] + sys.argv[1:])
 
 
 def test_a_crash_on_one_sample_does_not_poison_the_others(tmp_path: Path) -> None:
-    real = RuffEngine().ruff_bin()
-    fake = tmp_path / "fake-ruff"
-    fake.write_text(FAKE_RUFF.format(python=sys.executable, real=real), encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    fake = wrapped_ruff(tmp_path, FAKE_RUFF)
     engine = RuffEngine(fake)
     items = [
         VerifyItem([("style_1", {}), ("logic_3", {}), ("logic_5", {})], code=f"x{n} = 1 \n") for n in range(6)
