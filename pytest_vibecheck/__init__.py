@@ -18,7 +18,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from pytest_vibecheck.registry import set_default_registry
+
 __version__ = "0.1.0"
+
+# The package is the composition root of last resort: a process that activates no registry of
+# its own (a pytest session or the command line do) gets the built-ins and the entry-point
+# plugins, built on first use by the top layer (nothing is imported until then).
+set_default_registry("pytest_vibecheck.compose.build:installed_registry")
 
 #: public name -> module that defines it
 _API: dict[str, str] = {

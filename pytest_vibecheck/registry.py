@@ -2,7 +2,7 @@
 
 The registry is filled through the pluggy hook ``pytest_vibecheck_register(registry)``
 (:mod:`pytest_vibecheck.hookspecs`). The built-ins register through the same hook as any third
-party (:mod:`pytest_vibecheck.builtin_plugin`), first (``tryfirst``), so a third party that reuses
+party (:mod:`pytest_vibecheck.compose.builtins`), first (``tryfirst``), so a third party that reuses
 a shipped id gets a clear :class:`~pytest_vibecheck.errors.DuplicateIdError`. Implementations
 come from
 
@@ -13,7 +13,7 @@ come from
 
 - a ``conftest.py`` or any pytest plugin (in pytest runs: the hook is one of pytest's hooks);
 - the ``vibecheck`` command line loads the entry points and the repository's root
-  ``conftest.py`` when it implements the hook (:func:`load_plugins`).
+  ``conftest.py`` when it implements the hook (:func:`pytest_vibecheck.compose.build.load_plugins`).
 
 Team instructions as data: ``[tool.vibecheck] instruction_dirs = ["vibe/instructions"]`` holds
 TOML files in the shipped schema (``docs/instructions.md``); their category is free (``acme``).
@@ -27,9 +27,8 @@ the built-ins and the entry points. Unknown ids raise
 from __future__ import annotations
 
 import importlib
-import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -51,13 +50,8 @@ __all__ = [
     "SelectorFactory",
     "SuiteLoader",
     "activate",
-    "build_registry",
-    "find_pyproject",
     "get_registry",
-    "installed_registry",
-    "instruction_dirs_from_pyproject",
-    "load_plugins",
-    "registry_for_project",
+    "set_default_registry",
 ]
 
 #: Entry-point group of pytest-vibecheck plugins (modules implementing the hook).
@@ -299,50 +293,32 @@ class Registry:
 # ---------------------------------------------------------------- building and activating
 
 
-def build_registry(
-    call_hook: Callable[[Registry], object], instruction_dirs: Iterable[str | Path] = ()
-) -> Registry:
-    """A registry filled by ``call_hook(registry)`` (the ``pytest_vibecheck_register`` hook
-    of a plugin manager), plus the team instructions of ``instruction_dirs``; finalized here,
-    so a bad file or an unknown check fails now, before anything runs."""
-    registry = Registry()
-    call_hook(registry)
-    for folder in instruction_dirs:
-        registry.add_instruction_dir(folder)
-    registry.instructions()
-    return registry
-
-
 _active: list[activate] = []
-_default: tuple[Registry, tuple[str, ...]] | None = None
-_default_lock = threading.Lock()
+#: ``"module:function"`` (or a function) giving the registry when none is active: the
+#: composition root's (:func:`pytest_vibecheck.compose.build.installed_registry`), set by the
+#: package (``pytest_vibecheck/__init__.py``) through :func:`set_default_registry`.
+_default_provider: list[object] = []
 
 
-def _entry_point_signature() -> tuple[str, ...]:
-    from importlib.metadata import entry_points
-
-    return tuple(sorted(f"{ep.name}={ep.value}" for ep in entry_points(group=ENTRY_POINT_GROUP)))
+def set_default_registry(provider: Callable[[], Registry] | str) -> None:
+    """Name what :func:`get_registry` returns when no registry is active: a function, or
+    ``"module:function"`` resolved on first use. The composition root sets it; lower layers
+    only ever read the registry they are given or the active one."""
+    _default_provider[:] = [provider]
 
 
 def get_registry() -> Registry:
     """The process's active registry: the pytest session's while one runs (or the command
-    line's), else :func:`installed_registry`. A lazy activation is built here, on first use
-    (raising what its builder raises, such as :class:`~pytest_vibecheck.errors.DataFileError`)."""
+    line's), else the default one (:func:`set_default_registry`: the built-ins and the
+    entry-point plugins). A lazy activation is built here, on first use (raising what its
+    builder raises, such as :class:`~pytest_vibecheck.errors.DataFileError`)."""
     if _active:
         return _active[-1].registry
-    return installed_registry()
-
-
-def installed_registry(*, refresh: bool = False) -> Registry:
-    """The built-ins and the entry-point plugins (:func:`load_plugins`), built on first use.
-    ``refresh`` rebuilds it when the installed entry points changed since it was built."""
-    global _default
-    with _default_lock:
-        signature = _entry_point_signature() if refresh or _default is None else _default[1]
-        if _default is None or _default[1] != signature:
-            pm = load_plugins()
-            _default = (build_registry(lambda reg: pm.hook.pytest_vibecheck_register(registry=reg)), signature)
-        return _default[0]
+    if not _default_provider:  # pragma: no cover - the package's __init__ always sets one
+        raise RuntimeError("no registry is active and no default registry is set")
+    provider = _resolve(_default_provider[0])
+    registry: Registry = provider()
+    return registry
 
 
 class activate:
@@ -383,114 +359,3 @@ class activate:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _plugin_manager() -> Any:
-    import pluggy
-
-    from pytest_vibecheck import hookspecs
-
-    class _Manager(pluggy.PluginManager):
-        # As pytest: a module's ``pytest_vibecheck_*`` functions are hook implementations
-        # without a marker.
-        def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
-            opts = super().parse_hookimpl_opts(plugin, name)
-            if opts is None and name.startswith("pytest_vibecheck_") and callable(
-                getattr(plugin, name, None)
-            ):
-                return {}
-            return opts
-
-    pm = _Manager("pytest")
-    pm.add_hookspecs(hookspecs)
-    return pm
-
-
-def load_plugins(conftest: Path | None = None) -> Any:
-    """A plugin manager (pluggy) with the built-ins, every ``pytest_vibecheck`` entry point and,
-    when given and it implements the hook, ``conftest`` (the command line passes the
-    repository's root ``conftest.py``). Its ``hook.pytest_vibecheck_register`` fills a
-    registry."""
-    from pytest_vibecheck import builtin_plugin
-
-    pm = _plugin_manager()
-    pm.register(builtin_plugin, "vibecheck-builtins")
-    pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-    if conftest is not None and conftest.is_file():
-        text = conftest.read_text(encoding="utf-8", errors="replace")
-        if "pytest_vibecheck_register" in text:
-            pm.register(_import_file(conftest), f"conftest:{conftest}")
-    return pm
-
-
-def _import_file(path: Path) -> object:
-    import importlib.util
-
-    name = f"_vibecheck_conftest_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:  # pragma: no cover - a .py path always has a loader
-        raise DataFileError(path, "cannot import")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.parent))
-    return module
-
-
-def _tomllib() -> Any:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10 only
-        import tomli as tomllib
-    return tomllib
-
-
-def instruction_dirs_from_pyproject(pyproject: Path) -> list[Path]:
-    """``[tool.vibecheck] instruction_dirs`` of ``pyproject`` as absolute folders (relative ones
-    are relative to the file's folder); ``[]`` when the file or the key is absent.
-
-    Raises DataFileError for unreadable TOML or a value that is not a list of strings.
-    """
-    if not pyproject.is_file():
-        return []
-    tomllib = _tomllib()
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise DataFileError(pyproject, f"cannot read: {exc}") from None
-    value = data.get("tool", {}).get("vibecheck", {}).get("instruction_dirs", [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise DataFileError(
-            pyproject, f"expected a list of folders, got {value!r}", field="tool.vibecheck.instruction_dirs"
-        )
-    return [p if p.is_absolute() else pyproject.parent / p for p in map(Path, value)]
-
-
-def registry_for_project(start: Path) -> Registry:
-    """The registry the ``vibecheck`` command line uses in the project around ``start``: the
-    built-ins, the entry points, the root ``conftest.py`` when it implements the hook, and the
-    ``instruction_dirs`` of the nearest ``pyproject.toml`` (the default registry when the
-    project adds neither). Raises VibecheckError for a bad file or a clash."""
-    pyproject = find_pyproject(start)
-    if pyproject is None:
-        return installed_registry(refresh=True)
-    dirs = instruction_dirs_from_pyproject(pyproject)
-    conftest = pyproject.parent / "conftest.py"
-    hooked = conftest.is_file() and "pytest_vibecheck_register" in conftest.read_text(
-        encoding="utf-8", errors="replace"
-    )
-    if not dirs and not hooked:
-        return installed_registry(refresh=True)
-    pm = load_plugins(conftest if hooked else None)
-    return build_registry(lambda reg: pm.hook.pytest_vibecheck_register(registry=reg), dirs)
-
-
-def find_pyproject(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` at or above ``start``, or None."""
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None

@@ -15,8 +15,9 @@ from generation_helpers import Response, completion, fake_api
 from registry_helpers import ACME_MAX_ARGS, write_instruction_dir
 
 from pytest_vibecheck.cli import main as cli
+from pytest_vibecheck.compose.build import registry_for_project
 from pytest_vibecheck.generate.backends import BackendSettings
-from pytest_vibecheck.registry import activate, registry_for_project
+from pytest_vibecheck.registry import activate
 from pytest_vibecheck.suites.augment import augment, permutation
 from pytest_vibecheck.suites.loaders import load_bigcodebench
 from pytest_vibecheck.suites.problem import Problem

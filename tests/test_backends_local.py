@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from registry_helpers import make_acme_package
 
+from pytest_vibecheck.compose.build import installed_registry
 from pytest_vibecheck.errors import DataFileError, DuplicateIdError, ParameterError, UnknownIdError
 from pytest_vibecheck.generate.backends import (
     Backend,
@@ -34,7 +35,7 @@ from pytest_vibecheck.generate.backends.scripted import (
     unregister_scripted,
 )
 from pytest_vibecheck.generate.generator import Generator
-from pytest_vibecheck.registry import activate, installed_registry
+from pytest_vibecheck.registry import activate
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = "def task_func(n):\n    return n * (n + 1) // 2\n"

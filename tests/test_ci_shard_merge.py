@@ -2,7 +2,7 @@
 
 The merge tests use reports built from known items with the plugin's own report builder
 (``report.json_report.build_report``; valid against ``schema.json``), split into three shards
-by :func:`pytest_vibecheck.ci.shard.split` exactly as ``--vibe-shard`` splits items. The end-to-end
+by :func:`pytest_vibecheck.config.shard.split` exactly as ``--vibe-shard`` splits items. The end-to-end
 check with the real plugin (three ``pytest --vibe-shard`` runs merged) is
 ``test_three_plugin_shards_merge_to_the_unsharded_run``.
 """
@@ -19,8 +19,8 @@ import pytest
 from ci_helpers import report_item
 from junitparser import JUnitXml
 
-from pytest_vibecheck.ci import shard
 from pytest_vibecheck.cli.main import main
+from pytest_vibecheck.config import shard
 from pytest_vibecheck.report.json_report import build_report, validate_report, write_report
 from pytest_vibecheck.report.merge import MergeError, merge_reports
 

@@ -17,7 +17,7 @@ from typing import Protocol
 import pytest
 from ci_helpers import report_item
 
-from pytest_vibecheck.ci import thresholds as th
+from pytest_vibecheck.config import thresholds as th
 from pytest_vibecheck.errors import UnknownIdError
 from pytest_vibecheck.report.aggregate import aggregate
 

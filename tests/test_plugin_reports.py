@@ -144,7 +144,7 @@ def test_junit_is_valid_and_carries_readable_metrics_and_item_facts(report: dict
 
 
 def test_junit_has_a_testcase_per_threshold_check(report: dict[str, Any], tmp_path: Path) -> None:
-    from pytest_vibecheck.ci import thresholds as th
+    from pytest_vibecheck.config import thresholds as th
 
     checks = th.evaluate(report["aggregates"], th.parse_fail_under("pass@1=0.6"))
     report["thresholds"] = [c.to_dict() for c in checks]

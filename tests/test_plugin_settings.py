@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_vibecheck.plugin.settings import VibeSettings, resolve_settings
+from pytest_vibecheck.config.settings import VibeSettings, resolve_settings
 from pytest_vibecheck.suites.profiles import get_profile
 
 

@@ -19,8 +19,10 @@ LIGHT = {
     "pytest_vibecheck.hookspecs",
     "pytest_vibecheck.plugin",
     "pytest_vibecheck.plugin.hooks",
-    "pytest_vibecheck.plugin.registry",
-    "pytest_vibecheck.plugin.settings",
+    "pytest_vibecheck.compose",
+    "pytest_vibecheck.compose.session",
+    "pytest_vibecheck.config",
+    "pytest_vibecheck.config.settings",
     "pytest_vibecheck.registry",
     "pytest_vibecheck.types",
 }
@@ -35,7 +37,8 @@ HEAVY = (
     "pytest_vibecheck.ci.items",
     "pytest_vibecheck.ci.reporter",
     "pytest_vibecheck.suites.",
-    "pytest_vibecheck.builtin_plugin",
+    "pytest_vibecheck.compose.builtins",
+    "pytest_vibecheck.compose.build",
     "pytest_vibecheck.plugin.run",
     "pytest_vibecheck.plugin.items",
 )

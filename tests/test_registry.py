@@ -19,9 +19,10 @@ from registry_helpers import (
 
 from pytest_vibecheck import registry as registry_mod
 from pytest_vibecheck.cli import main as cli
+from pytest_vibecheck.compose.build import build_registry, load_plugins
 from pytest_vibecheck.errors import DataFileError, DuplicateIdError, UnknownIdError
 from pytest_vibecheck.generate.backends import make_backend
-from pytest_vibecheck.registry import Registry, activate, build_registry, load_plugins
+from pytest_vibecheck.registry import Registry, activate
 from pytest_vibecheck.verify.api import verify
 from pytest_vibecheck.verify.instructions import get_instruction
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import get_args
 
 from pytest_vibecheck import types
+from pytest_vibecheck.config import settings
 from pytest_vibecheck.execute.tests import ExecStatus
 from pytest_vibecheck.generate import cache, protocols
-from pytest_vibecheck.plugin import settings
 from pytest_vibecheck.verify import api, extract
 
 

@@ -1,6 +1,6 @@
 """The CI options of a session (gate, thresholds, sharding), resolved once into :class:`CISettings`.
 
-The options themselves are :data:`pytest_vibecheck.plugin.settings.CI_OPTIONS` (command line,
+The options themselves are :data:`pytest_vibecheck.config.settings.CI_OPTIONS` (command line,
 environment, ``[tool.vibecheck]``, ini, as every setting).
 """
 
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_vibecheck.plugin.settings import CI_OPTIONS, resolve_options
+from pytest_vibecheck.config.settings import CI_OPTIONS, resolve_options
 
 if TYPE_CHECKING:  # the gate's plugin imports this module in every session: keep it light
-    from pytest_vibecheck.ci import thresholds as thmod
     from pytest_vibecheck.ci.items import GateRun
     from pytest_vibecheck.ci.reporter import CIReporter
+    from pytest_vibecheck.config import thresholds as thmod
 
 __all__ = [
     "CI_SETTINGS_KEY",
@@ -61,7 +61,7 @@ REPORTER_KEY: pytest.StashKey[CIReporter] = pytest.StashKey()
 
 
 def resolve_ci_settings(config: pytest.Config) -> CISettings:
-    """Resolve the CI options once (:data:`~pytest_vibecheck.plugin.settings.CI_OPTIONS`);
+    """Resolve the CI options once (:data:`~pytest_vibecheck.config.settings.CI_OPTIONS`);
     :class:`pytest.UsageError` for a bad value or a gate option without ``--vibe-gate``."""
     values, sources = resolve_options(config, CI_OPTIONS)
     s = CISettings(

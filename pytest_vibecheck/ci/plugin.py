@@ -7,11 +7,11 @@ Options (all in the ``vibecheck`` option group; see ``docs/ci.md``):
   :mod:`pytest_vibecheck.ci.gate`. ``--vibe-base REF``, ``--vibe-gate-all-lines``,
   ``--vibe-gate-config PATH`` tune it.
 * ``--vibe-fail-under METRIC=VALUE,...`` and ``--vibe-max-fr VALUE``: thresholds on the run's
-  aggregates (:mod:`pytest_vibecheck.ci.thresholds`) that decide ``session.exitstatus``.
+  aggregates (:mod:`pytest_vibecheck.config.thresholds`) that decide ``session.exitstatus``.
 * ``--vibe-no-fail-items``: items that fail (model failures, gate violations) do not fail the
   run; errors and ordinary tests still do, thresholds still gate.
 * ``--vibe-shard I/N``: keep only shard I of N of the collected items
-  (:mod:`pytest_vibecheck.ci.shard`).
+  (:mod:`pytest_vibecheck.config.shard`).
 
 Per-item results travel in ``user_properties`` under ``"vibecheck_gate"`` (builtins only, so
 they cross pytest-xdist); the controller-only :class:`CIReporter` collects them, prints the
@@ -20,8 +20,8 @@ summary, the GitHub annotations and the step summary, and sets the exit status.
 This module holds the hooks only; they delegate to :mod:`~pytest_vibecheck.ci.options` (the
 resolved options), :mod:`~pytest_vibecheck.ci.items` (gate items),
 :mod:`~pytest_vibecheck.ci.reporter` (exit status, summaries, GitHub outputs),
-:mod:`~pytest_vibecheck.ci.gate`, :mod:`~pytest_vibecheck.ci.shard` and
-:mod:`~pytest_vibecheck.ci.thresholds`.
+:mod:`~pytest_vibecheck.ci.gate`, :mod:`~pytest_vibecheck.config.shard` and
+:mod:`~pytest_vibecheck.config.thresholds`.
 """
 
 
@@ -41,7 +41,7 @@ from pytest_vibecheck.ci.options import (
     CISettings,
     resolve_ci_settings,
 )
-from pytest_vibecheck.plugin.settings import CI_OPTIONS, add_option_specs
+from pytest_vibecheck.config.settings import CI_OPTIONS, add_option_specs
 
 # The gate, the reporter and the report layer are imported only when a CI option is given: a
 # pytest session that does not use the plugin pays for the option table only
@@ -85,7 +85,7 @@ def __getattr__(name: str) -> Any:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """The CI options (:data:`pytest_vibecheck.plugin.settings.CI_OPTIONS`), in the shared
+    """The CI options (:data:`pytest_vibecheck.config.settings.CI_OPTIONS`), in the shared
     ``vibecheck`` group: command line, environment, ``[tool.vibecheck]`` and ini, as every
     setting."""
     add_option_specs(parser, CI_OPTIONS)
@@ -109,7 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
             "markers", "vibe_gate: a pull-request gate item of pytest-vibecheck (--vibe-gate)"
         )
         from pytest_vibecheck.ci.items import GateRun
-        from pytest_vibecheck.plugin.registry import session_registry
+        from pytest_vibecheck.compose.session import session_registry
 
         session_registry(config)  # built now: a bad instruction file is a usage error here
         config.stash[GATE_RUN_KEY] = GateRun.create(config, settings)
@@ -183,7 +183,7 @@ def pytest_collection_modifyitems(
     result = yield
     settings = config.stash[CI_SETTINGS_KEY]
     if settings.shard is not None:
-        from pytest_vibecheck.ci import shard as shardmod
+        from pytest_vibecheck.config import shard as shardmod
 
         index, count = settings.shard
         kept, dropped = shardmod.split(items, [it.nodeid for it in items], index, count)

@@ -13,9 +13,9 @@ from typing import Any, cast
 import pytest
 
 from pytest_vibecheck.ci import gate as gatemod
-from pytest_vibecheck.ci import thresholds as thmod
 from pytest_vibecheck.ci.items import GateRun
 from pytest_vibecheck.ci.options import GATE_RUN_KEY, REPORTER_KEY, SHARD_TOTAL_KEY, CISettings
+from pytest_vibecheck.config import thresholds as thmod
 from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.properties import record_of
 from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, GateRecord
@@ -72,7 +72,7 @@ class CIReporter:
 
     def _coverage(self) -> dict[str, tuple[int, int]]:
         """Suites of which only part of the tasks ran: name -> (ran, in the suite)."""
-        from pytest_vibecheck.plugin.selection import SELECTION_KEY, tasks_run
+        from pytest_vibecheck.config.selection import SELECTION_KEY, tasks_run
         from pytest_vibecheck.report.session import SUMMARY_KEY
 
         selection = self.config.stash.get(SELECTION_KEY, None)

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_vibecheck import __version__
+from pytest_vibecheck.compose.build import registry_for_project
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.registry import activate, registry_for_project
+from pytest_vibecheck.registry import activate
 
 #: Command modules, in the order they appear in ``vibecheck --help``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -58,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``vibecheck`` console script; returns the exit status.
 
-    The plugins are loaded first, as in a pytest run (:func:`pytest_vibecheck.registry.registry_for_project`:
+    The plugins are loaded first, as in a pytest run (:func:`pytest_vibecheck.compose.build.registry_for_project`:
     entry points of the group ``pytest_vibecheck``, the root ``conftest.py`` when it implements
     ``pytest_vibecheck_register``, ``[tool.vibecheck] instruction_dirs``).
     """

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pytest_vibecheck.ci import thresholds as th
+from pytest_vibecheck.config import thresholds as th
 from pytest_vibecheck.report.json_report import validate_report, write_report
 from pytest_vibecheck.report.junit import write_junit
 from pytest_vibecheck.report.merge import merge_files

@@ -4,7 +4,7 @@ The plugin acts only when a model is given (``--vibe-model``, or ``--vibe`` with
 environment or ``[tool.vibecheck]``); otherwise it collects nothing and ordinary test suites are
 unaffected. See docs/plugin.md.
 
-- settings: :mod:`pytest_vibecheck.plugin.settings` (resolved once into ``config.stash[SETTINGS_KEY]``);
+- settings: :mod:`pytest_vibecheck.config.settings` (resolved once into ``config.stash[SETTINGS_KEY]``);
 - collection: :mod:`pytest_vibecheck.plugin.items` (one item per problem x model x protocol x k x sample);
 - running an item: :mod:`pytest_vibecheck.plugin.run` (per-process ``Runtime`` in the stash);
 - reports: :mod:`pytest_vibecheck.report` (controller-only ``VibeSummary``).
@@ -18,18 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.plugin.registry import (
+from pytest_vibecheck.compose.session import (
     REGISTRY_KEY,
     activate_session_registry,
     session_registry,
 )
-from pytest_vibecheck.plugin.settings import (
+from pytest_vibecheck.config.settings import (
     SETTINGS_KEY,
     VibeSettings,
     add_options,
     resolve_settings,
 )
+from pytest_vibecheck.errors import VibecheckError
 
 # The rest is imported inside the hooks, once the benchmark is active: a pytest session that
 # does not use the plugin pays for this module and the option table only; the registry is built
@@ -49,7 +49,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """Add pytest-vibecheck's own hooks (:mod:`pytest_vibecheck.hookspecs`). The built-ins
     (which register through ``pytest_vibecheck_register`` like any plugin) and the plugins of
     the entry-point group ``pytest_vibecheck`` are loaded when the session's registry is built
-    (:mod:`pytest_vibecheck.plugin.registry`)."""
+    (:mod:`pytest_vibecheck.compose.session`)."""
     from pytest_vibecheck import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
@@ -127,7 +127,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"vibecheck: {exc}") from None
     config.stash[RUNTIME_KEY] = runtime
     if workerinput is None:
-        from pytest_vibecheck.plugin.selection import SELECTION_KEY, Selection, register_counter
+        from pytest_vibecheck.config.selection import SELECTION_KEY, Selection, register_counter
 
         selection = config.stash[SELECTION_KEY] = Selection.of(settings)
         register_counter(config, selection)
@@ -225,8 +225,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active:
         return None
+    from pytest_vibecheck.config.selection import header_part
     from pytest_vibecheck.plugin.run import RUNTIME_KEY
-    from pytest_vibecheck.plugin.selection import header_part
 
     cache = "off" if settings.cache_mode == "off" else f"{settings.cache} ({settings.cache_mode})"
     here = Path(config.invocation_params.dir)
@@ -353,9 +353,9 @@ def pytest_make_collect_report(
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active or report.outcome != "passed":
         return report
+    from pytest_vibecheck.config.selection import SELECTION_KEY, check_task_globs
     from pytest_vibecheck.plugin import preflight
     from pytest_vibecheck.plugin.items import make_suite_collector, plan_items, select_problems
-    from pytest_vibecheck.plugin.selection import SELECTION_KEY, check_task_globs
     from pytest_vibecheck.suites.profiles import generation_setup, get_profile
     from pytest_vibecheck.suites.store import file_sha256
 
@@ -482,8 +482,8 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.active:
         return None
+    from pytest_vibecheck.config.selection import SELECTION_KEY
     from pytest_vibecheck.plugin.items import VibeItem
-    from pytest_vibecheck.plugin.selection import SELECTION_KEY
 
     n = sum(isinstance(i, VibeItem) for i in items)
     selection = config.stash.get(SELECTION_KEY, None)

@@ -44,7 +44,7 @@ from pytest_vibecheck.verify.instructions import get_instruction
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-    from pytest_vibecheck.plugin.settings import VibeSettings
+    from pytest_vibecheck.config.settings import VibeSettings
 
 __all__ = [
     "PROTOCOL_MARKERS",

@@ -26,9 +26,9 @@ from pytest_vibecheck.report.outputs import write_error_line
 from pytest_vibecheck.report.terminal import render_summary
 
 if TYPE_CHECKING:
+    from pytest_vibecheck.config.selection import Selection
+    from pytest_vibecheck.config.settings import VibeSettings
     from pytest_vibecheck.plugin.run.guard import RunGuard
-    from pytest_vibecheck.plugin.selection import Selection
-    from pytest_vibecheck.plugin.settings import VibeSettings
     from pytest_vibecheck.report.records import ReportItem
 
 __all__ = ["SUMMARY_KEY", "VibeSummary"]

@@ -463,7 +463,7 @@ def _mbpp_check(row: _Row, assertion: str, entry: str) -> str:
 # ---------------------------------------------------------------- dispatch
 
 #: Source formats by name (``vibecheck augment --source-format``).
-#: The built-in source formats (registered by :mod:`pytest_vibecheck.builtin_plugin`).
+#: The built-in source formats (registered by :mod:`pytest_vibecheck.compose.builtins`).
 LOADERS: Mapping[str, Callable[..., list[Problem]]] = {
     "bigcodebench": load_bigcodebench,
     "livecodebench": load_livecodebench,

@@ -12,16 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_vibecheck.config.limits import Budget, parse_budget, parse_max_errors
 from pytest_vibecheck.errors import ParameterError, VibecheckError
 from pytest_vibecheck.generate.prices import price_of
 from pytest_vibecheck.plugin.run.failure import VibeInfraError, failure_text
-from pytest_vibecheck.plugin.run.guard import Budget, RunGuard, parse_budget, parse_max_errors
+from pytest_vibecheck.plugin.run.guard import RunGuard
 from pytest_vibecheck.plugin.run.prefetch import Prefetcher
 from pytest_vibecheck.plugin.run.record import ItemOutcome, new_record
 from pytest_vibecheck.plugin.run.state import RunState, state_path
 
 if TYPE_CHECKING:
 
+    from pytest_vibecheck.config.settings import VibeSettings
     from pytest_vibecheck.execute.cache import ExecCache
     from pytest_vibecheck.execute.environments import Environment
     from pytest_vibecheck.execute.executor import TestService
@@ -30,7 +32,6 @@ if TYPE_CHECKING:
     from pytest_vibecheck.generate.generator import Generator
     from pytest_vibecheck.plugin.run.spec import ItemSpec
     from pytest_vibecheck.plugin.run.stages import VerdictKey
-    from pytest_vibecheck.plugin.settings import VibeSettings
 
 __all__ = ["RUNTIME_KEY", "Runtime", "run_item_for"]
 

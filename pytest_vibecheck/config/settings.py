@@ -340,8 +340,8 @@ def _validate_extract(value: object, where: str) -> str:
 
 
 def _validate_max_errors(value: object, where: str) -> str:
+    from pytest_vibecheck.config.limits import parse_max_errors
     from pytest_vibecheck.errors import ParameterError
-    from pytest_vibecheck.plugin.run.guard import parse_max_errors
 
     try:
         return parse_max_errors(str(value)).text
@@ -350,8 +350,8 @@ def _validate_max_errors(value: object, where: str) -> str:
 
 
 def _validate_budget(value: object, where: str) -> str:
+    from pytest_vibecheck.config.limits import parse_budget
     from pytest_vibecheck.errors import ParameterError
-    from pytest_vibecheck.plugin.run.guard import parse_budget
 
     try:
         return parse_budget(str(value)).text
@@ -530,7 +530,7 @@ def _ci_error(where: str, exc: Exception) -> pytest.UsageError:
 
 
 def _validate_fail_under(value: object, where: str) -> tuple[Any, ...]:
-    from pytest_vibecheck.ci.thresholds import parse_fail_under
+    from pytest_vibecheck.config.thresholds import parse_fail_under
     from pytest_vibecheck.errors import VibecheckError
 
     items = [value] if isinstance(value, str) else value
@@ -543,7 +543,7 @@ def _validate_fail_under(value: object, where: str) -> tuple[Any, ...]:
 
 
 def _validate_max_fr(value: object, where: str) -> Any:
-    from pytest_vibecheck.ci.thresholds import parse_max_fr
+    from pytest_vibecheck.config.thresholds import parse_max_fr
     from pytest_vibecheck.errors import VibecheckError
 
     try:
@@ -553,7 +553,7 @@ def _validate_max_fr(value: object, where: str) -> Any:
 
 
 def _validate_shard(value: object, where: str) -> tuple[int, int]:
-    from pytest_vibecheck.ci.shard import parse_shard
+    from pytest_vibecheck.config.shard import parse_shard
     from pytest_vibecheck.errors import VibecheckError
 
     try:

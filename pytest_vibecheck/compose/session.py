@@ -35,7 +35,7 @@ def activate_session_registry(config: pytest.Config, instruction_dirs: Sequence[
     instruction file, an unknown check or an id clash (:func:`session_registry` turns it into a
     usage error).
     """
-    from pytest_vibecheck.registry import ENTRY_POINT_GROUP, activate, build_registry
+    from pytest_vibecheck.registry import ENTRY_POINT_GROUP, activate
 
     dirs = tuple(instruction_dirs)
 
@@ -43,7 +43,8 @@ def activate_session_registry(config: pytest.Config, instruction_dirs: Sequence[
         config.hook.pytest_vibecheck_register(registry=registry)
 
     def build() -> Registry:
-        from pytest_vibecheck import builtin_plugin
+        from pytest_vibecheck.compose import builtins as builtin_plugin
+        from pytest_vibecheck.compose.build import build_registry
 
         pm = config.pluginmanager
         if not pm.is_registered(builtin_plugin):

@@ -27,7 +27,7 @@ import pytest
 from pytest_vibecheck.errors import VibecheckError
 
 if TYPE_CHECKING:
-    from pytest_vibecheck.plugin.settings import VibeSettings
+    from pytest_vibecheck.config.settings import VibeSettings
 
 __all__ = [
     "SELECTION_KEY",
