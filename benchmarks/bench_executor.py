@@ -18,8 +18,9 @@ import time
 
 from pytest_vibecheck.execute.executor import LocalExecutor, make_executor
 from pytest_vibecheck.execute.pool import run_many
+from pytest_vibecheck.execute.spec import TestSpec
 from pytest_vibecheck.execute.tests import ExecSettings
-from pytest_vibecheck.suites.problem import Problem, TestSpec
+from pytest_vibecheck.suites.problem import Problem
 
 CHECK = "def check(candidate):\n    assert candidate(2, 3) == 5\n"
 

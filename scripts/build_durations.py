@@ -3,7 +3,7 @@
 
 Times every reference solution that can run here in the sandbox (the calibration's own
 measurement: generous limit, no cache) and writes wall and CPU seconds of each one that passed,
-keyed by task key (:mod:`pytest_vibecheck.suites.durations`). A run uses them only to order and
+keyed by task key (:mod:`pytest_vibecheck.execute.durations`). A run uses them only to order and
 place its work before its own calibration store knows the task (a first run), never as a
 time limit::
 
@@ -30,11 +30,11 @@ from pytest_vibecheck.execute.calibrate import (  # noqa: E402
     machine_id,
     task_key,
 )
+from pytest_vibecheck.execute.durations import write_durations  # noqa: E402
 from pytest_vibecheck.execute.envcheck import missing_modules  # noqa: E402
 from pytest_vibecheck.execute.pool import run_many  # noqa: E402
 from pytest_vibecheck.execute.sandbox import SandboxSettings  # noqa: E402
 from pytest_vibecheck.execute.tests import ExecSettings  # noqa: E402
-from pytest_vibecheck.suites.durations import write_durations  # noqa: E402
 from pytest_vibecheck.suites.store import find_suite, load_suite  # noqa: E402
 
 

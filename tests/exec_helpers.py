@@ -6,7 +6,8 @@ import importlib.util
 import types
 from pathlib import Path
 
-from pytest_vibecheck.suites.problem import Problem, TestCase, TestSpec
+from pytest_vibecheck.execute.spec import TestCase, TestSpec
+from pytest_vibecheck.suites.problem import Problem
 
 
 def load_file_module(path: Path, name: str) -> types.ModuleType:

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from pytest_vibecheck.execute.spec import TestSpec
 from pytest_vibecheck.report.records import ReportItem
-from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestSpec
+from pytest_vibecheck.suites.problem import InstructionRef, Problem
 from pytest_vibecheck.suites.store import write_suite
 
 SUITE = "tiny"

@@ -22,6 +22,7 @@ from generation_helpers import FakeAPI, Response, completion, fake_api, message
 
 from pytest_vibecheck.cli import main as cli
 from pytest_vibecheck.errors import UnknownIdError, VibecheckError
+from pytest_vibecheck.execute.spec import TestCase, TestSpec
 from pytest_vibecheck.generate.backends import BackendError, BackendSettings, RateLimitError
 from pytest_vibecheck.generate.backends.anthropic_backend import AnthropicBackend
 from pytest_vibecheck.generate.backends.openai_backend import OpenAIBackend
@@ -35,7 +36,7 @@ from pytest_vibecheck.suites.augment import (
     permutation,
     task_seed,
 )
-from pytest_vibecheck.suites.problem import Problem, TestCase, TestSpec
+from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.selectors import (
     Judgement,
     SelectorError,

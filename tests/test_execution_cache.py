@@ -257,7 +257,8 @@ XDIST_TESTS = """
 import os
 from pytest_vibecheck.execute.cache import ExecCache
 from pytest_vibecheck.execute.tests import ExecSettings
-from pytest_vibecheck.suites.problem import Problem, TestSpec
+from pytest_vibecheck.execute.spec import TestSpec
+from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.execute.pool import default_workers, run_many
 
 PROB = Problem(suite="x", task_id="x/add", prompt="", entry_point="add",

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from plugin_helpers import fenced, report_items, write_script, write_tiny_suite
 
+from pytest_vibecheck.execute.spec import TestCase, TestSpec
 from pytest_vibecheck.generate import protocols
 from pytest_vibecheck.report.records import ReportItem
-from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestCase, TestSpec
+from pytest_vibecheck.suites.problem import InstructionRef, Problem
 from pytest_vibecheck.suites.store import write_suite
 
 STARTER = "class Solution:\n    def double(self, x: int) -> int:\n        "

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from pytest_vibecheck.errors import UnknownIdError
+from pytest_vibecheck.execute.spec import TestSpec
 from pytest_vibecheck.generate import protocols
-from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestSpec
+from pytest_vibecheck.suites.problem import InstructionRef, Problem
 from pytest_vibecheck.suites.profiles import (
     PROFILES,
     contradictory_pairs,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_vibecheck.errors import ParameterError
+from pytest_vibecheck.execute.spec import TestKind, TestSpec
 from pytest_vibecheck.generate import protocols
 from pytest_vibecheck.generate.backends import GenerationRequest
 from pytest_vibecheck.generate.cache import cache_key
@@ -19,7 +20,7 @@ from pytest_vibecheck.generate.protocols import (
     single_turn_messages,
     single_turn_prompt,
 )
-from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestKind, TestSpec
+from pytest_vibecheck.suites.problem import InstructionRef, Problem
 from pytest_vibecheck.types import PROTOCOLS
 from pytest_vibecheck.verify.params import render_prompt
 

@@ -15,9 +15,10 @@ from collections.abc import Callable
 
 import pytest
 
+from pytest_vibecheck.execute.spec import TestSpec
 from pytest_vibecheck.execute.tests import EXEC_STATUSES
 from pytest_vibecheck.reward import RewardConfig, score_batch
-from pytest_vibecheck.suites.problem import Problem, TestSpec
+from pytest_vibecheck.suites.problem import Problem
 
 BCB_TEST = """
 import unittest

@@ -13,13 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_vibecheck.errors import DataFileError, UnknownIdError
-from pytest_vibecheck.suites.problem import (
-    SCHEMA_VERSION,
-    InstructionRef,
-    Problem,
-    TestCase,
-    TestSpec,
-)
+from pytest_vibecheck.execute.spec import TestCase, TestSpec
+from pytest_vibecheck.suites.problem import SCHEMA_VERSION, InstructionRef, Problem
 from pytest_vibecheck.suites.store import (
     Suite,
     deterministic_gzip,

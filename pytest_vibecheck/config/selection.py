@@ -8,7 +8,7 @@ controller. It feeds the header (:func:`header_part`), the line after collection
 (:meth:`Selection.to_dict`, docs/report-schema.md) and the threshold lines ("on 10 of 50
 tasks", :meth:`Selection.coverage`).
 
-Deselections are counted by :class:`DeselectionCounter` from ``pytest_deselected`` calls, by the
+Deselections are counted by :class:`pytest_vibecheck.plugin.deselection.DeselectionCounter` from ``pytest_deselected`` calls, by the
 phase of ``pytest_collection_modifyitems`` they come from: pytest's own ``--deselect``, ``-k`` and
 ``-m`` deselect in its plain hook implementations (between this plugin's ``tryfirst`` and
 ``trylast`` ones), ``--lf`` and ``--vibe-shard`` in hook wrappers, after them.
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SELECTION_KEY",
-    "DeselectionCounter",
     "Selection",
     "TaskGlobError",
     "check_task_globs",
@@ -132,72 +131,6 @@ class Selection:
 
 #: Stash key of the controller's :class:`Selection` (absent when the plugin is inactive).
 SELECTION_KEY = pytest.StashKey[Selection]()
-
-
-def _is_ours(item: object) -> bool:
-    from pytest_vibecheck.plugin.items import VibeItem
-
-    return isinstance(item, VibeItem)
-
-
-class DeselectionCounter:
-    """Counts benchmark items deselected, by the option that deselected them (see the module
-    docstring); registered on the controller when the plugin is active."""
-
-    def __init__(self, config: pytest.Config, selection: Selection) -> None:
-        self.config = config
-        self.selection = selection
-        self.phase = "before"
-
-    def _plain_label(self) -> str:
-        opt = self.config.option
-        given = [flag for flag, value in (("--deselect", getattr(opt, "deselect", None)),
-                                          ("-k", getattr(opt, "keyword", "")),
-                                          ("-m", getattr(opt, "markexpr", ""))) if value]
-        return "/".join(given) or "another plugin"
-
-    def _wrapper_label(self) -> str:
-        opt = self.config.option
-        given = [flag for flag, value in (("--lf", getattr(opt, "lf", False)),
-                                          ("--vibe-shard", getattr(opt, "vibe_shard", None))) if value]
-        return "/".join(given) or "another plugin"
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.phase = "plain"
-        self.selection.collected = sum(_is_ours(i) for i in items)
-
-    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
-        n = sum(_is_ours(i) for i in items)
-        if not n:
-            return
-        label = self._plain_label() if self.phase == "plain" else (
-            self._wrapper_label() if self.phase == "after" else "another plugin"
-        )
-        self.selection.deselected[label] = self.selection.deselected.get(label, 0) + n
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.phase = "done"
-        self.selection.selected = sum(_is_ours(i) for i in session.items)
-
-
-class _LateMarker:
-    """The ``trylast`` half of :class:`DeselectionCounter` (a plugin has one implementation per
-    hook): after it, deselections come from hook wrappers (``--lf``, ``--vibe-shard``)."""
-
-    def __init__(self, counter: DeselectionCounter) -> None:
-        self.counter = counter
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self) -> None:
-        self.counter.phase = "after"
-
-
-def register_counter(config: pytest.Config, selection: Selection) -> None:
-    """Register the deselection counter (both halves) on ``config``'s plugin manager."""
-    counter = DeselectionCounter(config, selection)
-    config.pluginmanager.register(counter, "vibecheck-deselections")
-    config.pluginmanager.register(_LateMarker(counter), "vibecheck-deselections-late")
 
 
 def tasks_run(items: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from pytest_vibecheck._store import SQLiteStore
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.suites.problem import TestSpec
+from pytest_vibecheck.execute.spec import TestSpec
 
 T = TypeVar("T")
 

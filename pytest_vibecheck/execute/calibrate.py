@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_vibecheck._store import SQLiteStore
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.cache import test_spec_dict
-from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.execute.spec import Task
 
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
@@ -76,7 +76,7 @@ class ExpectedTime:
     """How long a task's tests are expected to take on this machine: ``wall_s`` seconds of wall
     clock, ``cpu_s`` CPU seconds (None when unknown); ``source`` is ``reference``,
     ``observed`` (the last candidate run) or ``suite`` (shipped with the suite, measured
-    elsewhere: :mod:`pytest_vibecheck.suites.durations`)."""
+    elsewhere: :mod:`pytest_vibecheck.execute.durations`)."""
 
     wall_s: float
     cpu_s: float | None
@@ -143,7 +143,7 @@ def machine_id() -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def task_key(problem: Problem) -> str:
+def task_key(problem: Task) -> str:
     """``suite/task_id@hash`` where the hash covers the reference solution and the tests."""
     blob = json.dumps(
         {"solution": problem.canonical_solution, "test": test_spec_dict(problem.test)},
@@ -213,7 +213,7 @@ class Calibrator(SQLiteStore):
         self._locks_guard = threading.Lock()
         self.measurements = 0
         #: expected durations known before anything ran here (a suite's shipped
-        #: ``durations.json``: :mod:`pytest_vibecheck.suites.durations`), by task key; what this
+        #: ``durations.json``: :mod:`pytest_vibecheck.execute.durations`), by task key; what this
         #: machine measured overrides them; scheduling only, never a limit
         self.prior: dict[str, ExpectedTime] = {}
 
@@ -241,7 +241,7 @@ class Calibrator(SQLiteStore):
             with contextlib.suppress(sqlite3.OperationalError):  # another process added it
                 conn.execute("ALTER TABLE reference_times ADD COLUMN cpu_s REAL")
 
-    def stored(self, problem: Problem) -> tuple[str, float | None, str] | None:
+    def stored(self, problem: Task) -> tuple[str, float | None, str] | None:
         """``(status, seconds, message)`` measured earlier on this machine, or None."""
         try:
             row = (
@@ -259,7 +259,7 @@ class Calibrator(SQLiteStore):
 
     def store(
         self,
-        problem: Problem,
+        problem: Task,
         status: str,
         seconds: float | None,
         message: str,
@@ -276,7 +276,7 @@ class Calibrator(SQLiteStore):
         except (sqlite3.Error, CalibrationStoreError) as exc:
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
 
-    def observe(self, problem: Problem, wall_s: float, cpu_s: float | None) -> None:
+    def observe(self, problem: Task, wall_s: float, cpu_s: float | None) -> None:
         """Record how long a candidate's tests took (seconds), for scheduling only."""
         try:
             self.connection().execute(
@@ -307,7 +307,7 @@ class Calibrator(SQLiteStore):
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
         return out
 
-    def expected(self, problem: Problem) -> ExpectedTime | None:
+    def expected(self, problem: Task) -> ExpectedTime | None:
         """``problem``'s expected duration from one read of its own rows (see
         :meth:`snapshot` for the sources), or None when nothing is known."""
         key = task_key(problem)
@@ -329,7 +329,7 @@ class Calibrator(SQLiteStore):
             warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
         return self.prior.get(key)
 
-    def expected_times(self, problems: Iterable[Problem]) -> dict[str, ExpectedTime]:
+    def expected_times(self, problems: Iterable[Task]) -> dict[str, ExpectedTime]:
         """Expected durations by task id for ``problems`` (tasks never run are left out)."""
         snap = self.snapshot()
         out: dict[str, ExpectedTime] = {}
@@ -345,7 +345,7 @@ class Calibrator(SQLiteStore):
         """``max(floor_s, factor x reference_s)`` in seconds."""
         return max(self.floor_s, self.factor * reference_s)
 
-    def known(self, problem: Problem, default_s: float) -> Calibration | None:
+    def known(self, problem: Task, default_s: float) -> Calibration | None:
         """The limit from an earlier measurement, or None when the reference was never timed
         on this machine (nothing is measured here)."""
         if not problem.canonical_solution:
@@ -363,11 +363,11 @@ class Calibrator(SQLiteStore):
 
     def calibrate(
         self,
-        problem: Problem,
+        problem: Task,
         default_s: float,
         settings: ExecSettings | None = None,
         *,
-        run: Callable[[str, Problem, ExecSettings], ExecResult] | None = None,
+        run: Callable[[str, Task, ExecSettings], ExecResult] | None = None,
     ) -> Calibration:
         """The time limit for ``problem``, measuring its reference solution if needed.
 
@@ -391,9 +391,9 @@ class Calibrator(SQLiteStore):
 
     def _measure(
         self,
-        problem: Problem,
+        problem: Task,
         settings: ExecSettings | None,
-        run: Callable[[str, Problem, ExecSettings], ExecResult] | None,
+        run: Callable[[str, Task, ExecSettings], ExecResult] | None,
     ) -> tuple[str, float | None, str]:
         from pytest_vibecheck.execute.tests import ExecSettings, run_tests
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
 
-from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.execute.spec import Task
 
 #: Import name -> PyPI distribution, for every third-party module BigCodeBench uses (its
 #: ``libs`` field: 62 names; plus ``requests_mock`` and ``pyfakefs`` from its tests). PyPI
@@ -164,7 +164,7 @@ def is_nltk_data(name: str) -> bool:
     return name.startswith(NLTK_DATA_PREFIX)
 
 
-def required_data(problem: Problem) -> tuple[str, ...]:
+def required_data(problem: Task) -> tuple[str, ...]:
     """The NLTK data ``problem`` needs, as ``nltk_data:ID`` entries (:data:`NLTK_DATA_TASKS`;
     empty for other tasks)."""
     if problem.test.kind != "bigcodebench-unittest":
@@ -277,14 +277,14 @@ def _imports(code: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def derive_required_modules(problem: Problem) -> tuple[str, ...]:
+def derive_required_modules(problem: Task) -> tuple[str, ...]:
     """Top-level non-standard-library modules ``problem`` needs (``libs`` + the test code's
     imports, parsed), sorted. The suite build stores this as the record's ``requires``."""
     names = set(problem.libs) | _imports(problem.test.code)
     return tuple(sorted(n for n in names if n and n not in STDLIB and n != "__future__"))
 
 
-def required_modules(problem: Problem) -> tuple[str, ...]:
+def required_modules(problem: Task) -> tuple[str, ...]:
     """Top-level non-standard-library modules ``problem`` needs, sorted: the suite record's
     ``requires`` when it has one (no parsing at run time), else
     :func:`derive_required_modules`."""
@@ -325,7 +325,7 @@ def available(modules: Iterable[str], python: str | None = None) -> frozenset[st
     return _available_in(python, mods)
 
 
-def missing_modules(problem: Problem, python: str | None = None) -> tuple[str, ...]:
+def missing_modules(problem: Task, python: str | None = None) -> tuple[str, ...]:
     """Modules ``problem`` needs that are not installed, sorted, then the NLTK data it needs
     that is not there (``nltk_data:ID``, checked only when every module is); empty when it can
     run."""
@@ -408,7 +408,7 @@ class EnvReport:
 
 
 def check_environment(
-    problems: Sequence[Problem], suite: str = "", python: str | None = None
+    problems: Sequence[Task], suite: str = "", python: str | None = None
 ) -> EnvReport:
     """Split ``problems`` into runnable and skipped ones for this environment."""
     need_all = sorted({m for p in problems for m in required_modules(p)})

@@ -34,8 +34,8 @@ from pytest_vibecheck.errors import VibecheckError
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.cache import ExecCache
     from pytest_vibecheck.execute.calibrate import ExpectedTime
+    from pytest_vibecheck.execute.spec import Task
     from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
-    from pytest_vibecheck.suites.problem import Problem
 
 __all__ = [
     "EXECUTOR_KINDS",
@@ -87,7 +87,7 @@ class Executor:
     def submit(
         self,
         code: str,
-        problem: Problem,
+        problem: Task,
         settings: ExecSettings,
         expected: ExpectedTime | None = None,
     ) -> Future[ExecResult]:
@@ -106,7 +106,7 @@ class Executor:
         """Stop accepting runs and release resources (idempotent)."""
 
 
-def _error(problem: Problem, where: str, exc: BaseException) -> ExecResult:
+def _error(problem: Task, where: str, exc: BaseException) -> ExecResult:
     from pytest_vibecheck.execute.tests import ExecResult
 
     return ExecResult(
@@ -140,7 +140,7 @@ class LocalExecutor(Executor):
     def submit(
         self,
         code: str,
-        problem: Problem,
+        problem: Task,
         settings: ExecSettings,
         expected: ExpectedTime | None = None,
     ) -> Future[ExecResult]:
@@ -281,10 +281,10 @@ class TestService:
         self._inflight: dict[str, Future[ExecResult]] = {}
         self._lock = threading.Lock()
 
-    def learn(self, problems: Iterable[Problem]) -> None:
+    def learn(self, problems: Iterable[Task]) -> None:
         """Read the expected durations of ``problems`` (one query for those not looked up
         before): from the settings' calibrator, else the durations their suites ship
-        (:func:`pytest_vibecheck.suites.durations.expected_for`)."""
+        (:func:`pytest_vibecheck.execute.durations.expected_for`)."""
         todo = [p for p in problems if p.task_id not in self._looked]
         if not todo:
             return
@@ -293,16 +293,16 @@ class TestService:
         if cal is not None:
             self.expected.update(cal.expected_times(todo))
         else:
-            from pytest_vibecheck.suites.durations import expected_for
+            from pytest_vibecheck.execute.durations import expected_for
 
             self.expected.update(expected_for(todo))
 
-    def sleeps(self, problem: Problem) -> bool:
+    def sleeps(self, problem: Task) -> bool:
         """True when ``problem``'s run is expected to mostly sleep (see :meth:`learn`)."""
         expected = self.expected.get(problem.task_id)
         return expected is not None and expected.sleeps
 
-    def submit(self, code: str, problem: Problem) -> Future[ExecResult]:
+    def submit(self, code: str, problem: Task) -> Future[ExecResult]:
         """A future for the result of ``code`` on ``problem``: done at once for a skipped task
         or a cache hit; identical runs in flight share one execution."""
         from pytest_vibecheck.execute.tests import (
@@ -352,7 +352,7 @@ class TestService:
 
     def run(
         self,
-        pairs: Sequence[tuple[str, Problem]],
+        pairs: Sequence[tuple[str, Task]],
         on_result: Callable[[int, ExecResult], None] | None = None,
     ) -> list[ExecResult]:
         """Run every ``(code, problem)`` pair, started longest first (expected durations:

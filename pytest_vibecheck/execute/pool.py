@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from pytest_vibecheck.execute.cache import ExecCache
 from pytest_vibecheck.execute.executor import Executor, LocalExecutor, TestService, cpu_share
+from pytest_vibecheck.execute.spec import Task
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
-from pytest_vibecheck.suites.problem import Problem
 
 
 def default_workers() -> int:
@@ -45,7 +45,7 @@ class RunStats:
 
 
 def run_many(
-    items: Iterable[tuple[str, Problem]],
+    items: Iterable[tuple[str, Task]],
     settings: ExecSettings | None = None,
     cache: ExecCache | None = None,
     *,
@@ -62,7 +62,7 @@ def run_many(
     raises for what the code does; a failure of the runner itself for one item becomes an
     ``error`` result for that item.
     """
-    pairs: Sequence[tuple[str, Problem]] = list(items)
+    pairs: Sequence[tuple[str, Task]] = list(items)
     settings = settings or ExecSettings()
     own = executor is None
     ex = executor if executor is not None else LocalExecutor(workers or default_workers())
@@ -82,7 +82,7 @@ def summarize(results: Sequence[ExecResult], wall_s: float) -> RunStats:
 
 
 def timed_run_many(
-    items: Iterable[tuple[str, Problem]],
+    items: Iterable[tuple[str, Task]],
     settings: ExecSettings | None = None,
     cache: ExecCache | None = None,
     *,

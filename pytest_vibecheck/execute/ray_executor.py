@@ -26,8 +26,8 @@ from pytest_vibecheck.execute.executor import Executor
 
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.calibrate import ExpectedTime
+    from pytest_vibecheck.execute.spec import Task
     from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
-    from pytest_vibecheck.suites.problem import Problem
 
 __all__ = ["RayExecutor", "import_ray"]
 
@@ -47,7 +47,7 @@ def import_ray() -> Any:
     return ray
 
 
-def _execute_remote(code: str, problem: Problem, settings: ExecSettings) -> ExecResult:
+def _execute_remote(code: str, problem: Task, settings: ExecSettings) -> ExecResult:
     from pytest_vibecheck.execute.tests import execute
 
     return execute(code, problem, settings)
@@ -86,7 +86,7 @@ class RayExecutor(Executor):
     def submit(
         self,
         code: str,
-        problem: Problem,
+        problem: Task,
         settings: ExecSettings,
         expected: ExpectedTime | None = None,
     ) -> Future[ExecResult]:

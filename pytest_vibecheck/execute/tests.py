@@ -42,8 +42,8 @@ from pytest_vibecheck.execute.sandbox import (
     SandboxSettings,
     run_in_sandbox,
 )
+from pytest_vibecheck.execute.spec import Task
 from pytest_vibecheck.execute.verdict import Verdict, decide
-from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.types import TEST_STATUSES, TestStatus
 
 ExecStatus = TestStatus
@@ -182,7 +182,7 @@ class ExecResult:
         return res
 
 
-def _default_limit(problem: Problem, settings: ExecSettings) -> float:
+def _default_limit(problem: Task, settings: ExecSettings) -> float:
     return float(settings.default_time_limits.get(problem.test.kind, 60.0))
 
 
@@ -195,7 +195,7 @@ def _limit_info(cal: Calibration) -> dict[str, Any]:
     return info
 
 
-def time_limit_for(problem: Problem, settings: ExecSettings) -> tuple[float, dict[str, Any]]:
+def time_limit_for(problem: Task, settings: ExecSettings) -> tuple[float, dict[str, Any]]:
     """The time limit (seconds) for ``problem`` and a description of where it came from
     (measuring the reference solution now if the calibrator has not yet)."""
     default = _default_limit(problem, settings)
@@ -207,12 +207,12 @@ def time_limit_for(problem: Problem, settings: ExecSettings) -> tuple[float, dic
     return default, {"time_limit_source": "default"}
 
 
-def _wall_clock(problem: Problem, limit: float, settings: ExecSettings) -> float:
+def _wall_clock(problem: Task, limit: float, settings: ExecSettings) -> float:
     n = len(problem.test.cases) if problem.test.kind in ("stdin", "functional") else 1
     return limit * max(n, 1) + settings.startup_s
 
 
-def _fingerprint(problem: Problem, settings: ExecSettings) -> dict[str, Any]:
+def _fingerprint(problem: Task, settings: ExecSettings) -> dict[str, Any]:
     """What besides code and tests can change a verdict. With a calibrator this is the rule
     (floor, factor, default) rather than the limit it gives on this machine: the key is known
     before any reference is timed (lazy calibration), on whichever machine runs the code."""
@@ -235,14 +235,14 @@ def _fingerprint(problem: Problem, settings: ExecSettings) -> dict[str, Any]:
     return fp
 
 
-def result_key(code: str, problem: Problem, settings: ExecSettings) -> str:
+def result_key(code: str, problem: Task, settings: ExecSettings) -> str:
     """The execution cache key of running ``code`` against ``problem`` with ``settings``
     (:func:`pytest_vibecheck.execute.cache.cache_key`); needs no sandbox run and no
     calibration."""
     return cache_key(code, problem.test, _fingerprint(problem, settings))
 
 
-def check_runnable(problem: Problem, settings: ExecSettings) -> ExecResult | None:
+def check_runnable(problem: Task, settings: ExecSettings) -> ExecResult | None:
     """A ``skipped`` result when the environment lacks a module ``problem`` needs (None when it
     can run). Raises :class:`VibecheckError` for an unknown test kind."""
     kind = problem.test.kind
@@ -264,7 +264,7 @@ def check_runnable(problem: Problem, settings: ExecSettings) -> ExecResult | Non
     return None
 
 
-def cached_result(cache: ExecCache | None, key: str, problem: Problem) -> ExecResult | None:
+def cached_result(cache: ExecCache | None, key: str, problem: Task) -> ExecResult | None:
     """The cached result under ``key`` (``cached=True``), or None."""
     if cache is None:
         return None
@@ -283,7 +283,7 @@ def store_result(cache: ExecCache | None, key: str, result: ExecResult) -> None:
 
 def run_tests(
     code: str,
-    problem: Problem,
+    problem: Task,
     settings: ExecSettings | None = None,
     cache: ExecCache | None = None,
 ) -> ExecResult:
@@ -307,7 +307,7 @@ def run_tests(
     return result
 
 
-def execute(code: str, problem: Problem, settings: ExecSettings) -> ExecResult:
+def execute(code: str, problem: Task, settings: ExecSettings) -> ExecResult:
     """The sandboxed part of :func:`run_tests` (no cache, no environment check): what an
     executor runs on a worker or a cluster node.
 
@@ -353,7 +353,7 @@ def execute(code: str, problem: Problem, settings: ExecSettings) -> ExecResult:
     return _observed(cal, problem, again)
 
 
-def _sleeps_past_floor(cal: Calibrator, problem: Problem) -> ExpectedTime | None:
+def _sleeps_past_floor(cal: Calibrator, problem: Task) -> ExpectedTime | None:
     """``problem``'s expected duration when it says the tests mostly sleep (so timing the
     reference beside the candidate takes no CPU from either) for longer than the floor (so the
     floor run would only time out); else None."""
@@ -364,7 +364,7 @@ def _sleeps_past_floor(cal: Calibrator, problem: Problem) -> ExpectedTime | None
 
 
 def _beside_reference(
-    code: str, problem: Problem, settings: ExecSettings, expected: ExpectedTime
+    code: str, problem: Task, settings: ExecSettings, expected: ExpectedTime
 ) -> ExecResult:
     """The candidate under the limit its expected duration suggests, while the reference is
     timed in another sandbox; the result stands when the run ended by itself (not a timeout)
@@ -406,14 +406,14 @@ def _beside_reference(
     return _run_once(code, problem, limit.limit_s, _limit_info(limit), settings)
 
 
-def _observed(cal: Calibrator | None, problem: Problem, result: ExecResult) -> ExecResult:
+def _observed(cal: Calibrator | None, problem: Task, result: ExecResult) -> ExecResult:
     if cal is not None and result.status in ("passed", "failed") and result.test_time_s:
         cal.observe(problem, result.test_time_s, result.cpu_time_s)
     return result
 
 
 def _run_once(
-    code: str, problem: Problem, limit: float, limit_info: Mapping[str, Any], settings: ExecSettings
+    code: str, problem: Task, limit: float, limit_info: Mapping[str, Any], settings: ExecSettings
 ) -> ExecResult:
     kind = problem.test.kind
     wall = _wall_clock(problem, limit, settings)
@@ -458,7 +458,7 @@ IMPORT_TIME_PATCHERS: tuple[str, ...] = ("lxml.etree",)
 CTYPES_FREE: frozenset[str] = frozenset({"numpy"})
 
 
-def _needs_ctypes(problem: Problem, test_imports: tuple[str, ...]) -> bool:
+def _needs_ctypes(problem: Task, test_imports: tuple[str, ...]) -> bool:
     """Whether the run keeps ``ctypes`` (raw memory access, which the audit hook cannot
     follow): when the task or its tests use it, or need a third-party library that may (e.g.
     scikit-learn through threadpoolctl). Otherwise the harness makes it unavailable."""
@@ -480,7 +480,7 @@ def _cpu_time(sres: SandboxResult) -> float | None:
 def _to_exec_result(
     sres: SandboxResult,
     verdict: Verdict,
-    problem: Problem,
+    problem: Task,
     limit: float,
     limit_info: Mapping[str, Any],
 ) -> ExecResult:

@@ -127,7 +127,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"vibecheck: {exc}") from None
     config.stash[RUNTIME_KEY] = runtime
     if workerinput is None:
-        from pytest_vibecheck.config.selection import SELECTION_KEY, Selection, register_counter
+        from pytest_vibecheck.config.selection import SELECTION_KEY, Selection
+        from pytest_vibecheck.plugin.deselection import register_counter
 
         selection = config.stash[SELECTION_KEY] = Selection.of(settings)
         register_counter(config, selection)

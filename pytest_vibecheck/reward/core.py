@@ -560,7 +560,7 @@ class RewardScorer:
         (:meth:`_guard`) and its built-in checks run on the same parse while Ruff lints. Code
         longer than :data:`_GUARD_BEFORE_RUFF` characters is guarded before Ruff starts (code
         too deep for CPython's parser can crash Ruff too)."""
-        from pytest_vibecheck.plugin.run.stages import NO_CODE_RULE
+        from pytest_vibecheck.verify.nocode import NO_CODE_RULE
 
         for u in units:
             if u.judged and len(u.code) > _GUARD_BEFORE_RUFF:

@@ -32,7 +32,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_vibecheck.errors import ParameterError, VibecheckError
-from pytest_vibecheck.suites.problem import InstructionRef, Problem, TestSpec
+from pytest_vibecheck.execute.spec import TestSpec
+from pytest_vibecheck.suites.problem import InstructionRef, Problem
 from pytest_vibecheck.suites.store import Suite, check_instructions, load_suite
 from pytest_vibecheck.verify.instructions import default_registry
 from pytest_vibecheck.verify.params import validate_params

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_vibecheck.errors import DataFileError
+from pytest_vibecheck.execute.spec import TestCase, TestSpec
 from pytest_vibecheck.suites.jsonl import read_jsonl
-from pytest_vibecheck.suites.problem import Problem, TestCase, TestSpec
+from pytest_vibecheck.suites.problem import Problem
 
 #: The paper's / EvalPlus's instruct wrapper for HumanEval and MBPP+ prompts.
 EVALPLUS_INSTRUCT = (

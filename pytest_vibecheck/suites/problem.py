@@ -9,48 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from pytest_vibecheck.errors import DataFileError
-
-TestKind = Literal["bigcodebench-unittest", "stdin", "functional", "humaneval"]
-TEST_KINDS: tuple[str, ...] = ("bigcodebench-unittest", "stdin", "functional", "humaneval")
+from pytest_vibecheck.execute.spec import TEST_KINDS, TestCase, TestKind, TestSpec
 
 #: Version of the suite JSONL schema; bump on any incompatible change.
 SCHEMA_VERSION = 1
-
-
-@dataclass(frozen=True)
-class TestCase:
-    """One input/output pair (LiveCodeBench ``stdin`` or ``functional`` tests).
-
-    For ``functional`` tests, ``input`` is newline-separated JSON arguments and
-    ``output`` is JSON.
-    """
-
-    __test__ = False  # not a pytest test class
-
-    input: str
-    output: str
-
-
-@dataclass(frozen=True)
-class TestSpec:
-    """How a problem's functional correctness is tested.
-
-    - ``bigcodebench-unittest``: ``code`` defines ``class TestCases(unittest.TestCase)``
-      run against the candidate imported as a module.
-    - ``humaneval``: ``code`` defines ``check(candidate)``; ``entry_point`` names the function.
-    - ``stdin``: ``cases`` compared line by line with the program's stdout.
-    - ``functional``: ``cases`` call ``entry_point`` (the starter code's method) with JSON args.
-    """
-
-    __test__ = False
-
-    kind: TestKind
-    code: str = ""
-    cases: tuple[TestCase, ...] = ()
-    entry_point: str | None = None
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_vibecheck.errors import DataFileError, ParameterError, UnknownIdError, VibecheckError
+from pytest_vibecheck.execute.spec import TEST_KINDS
 from pytest_vibecheck.suites.jsonl import read_jsonl
-from pytest_vibecheck.suites.problem import SCHEMA_VERSION, TEST_KINDS, Problem
+from pytest_vibecheck.suites.problem import SCHEMA_VERSION, Problem
 from pytest_vibecheck.verify.instructions import (
     TAXONOMY_VERSION,
     InstructionRegistry,

@@ -19,7 +19,7 @@ from pytest_vibecheck.verify.extract import parse_shared
 if TYPE_CHECKING:
     from pytest_vibecheck.verify.extract import Extraction
 
-__all__ = ["PARSER_GIVES_UP_AT", "code_reason", "code_status", "no_code_reason", "parse_free_length"]
+__all__ = ["NO_CODE_RULE", "PARSER_GIVES_UP_AT", "code_reason", "code_status", "no_code_reason", "parse_free_length"]
 
 #: Fewest characters of code that CPython's parser can give up on (MemoryError or
 #: RecursionError), measured with the densest nesting, one unary operator per level
@@ -27,6 +27,9 @@ __all__ = ["PARSER_GIVES_UP_AT", "code_reason", "code_status", "no_code_reason",
 #: on 3.13 (every other construct needs more characters per level). On 3.11 the tree's
 #: conversion also stops at 3 levels per frame left below :func:`sys.getrecursionlimit`, so
 #: :func:`parse_free_length` lowers the bound where the stack is deep or the limit low.
+#: Violation rule used when a reply has no code (every instruction counts as not followed).
+NO_CODE_RULE = "NO-CODE"
+
 PARSER_GIVES_UP_AT = 2_900
 
 

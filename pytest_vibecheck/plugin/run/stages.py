@@ -21,6 +21,7 @@ from pytest_vibecheck.plugin.run.record import (
     sha256_text,
     tests_dict,
 )
+from pytest_vibecheck.verify.nocode import NO_CODE_RULE
 
 if TYPE_CHECKING:
     from pytest_vibecheck.generate.backends.base import Generation
@@ -29,10 +30,6 @@ if TYPE_CHECKING:
     from pytest_vibecheck.report.records import TestsRecord, VerdictRecord
 
 __all__ = ["extract_stage", "finish", "generate_one", "generate_stage", "not_runnable", "prepare", "test_stage", "verify_stage"]
-
-#: Violation rule used when a reply has no code (every instruction counts as not followed).
-NO_CODE_RULE = "NO-CODE"
-
 
 def not_runnable(spec: ItemSpec) -> str | None:
     """Why the item cannot run here, before any request: the problem has fewer than k

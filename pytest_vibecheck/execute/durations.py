@@ -25,7 +25,7 @@ from pytest_vibecheck.errors import DataFileError
 
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.calibrate import ExpectedTime
-    from pytest_vibecheck.suites.problem import Problem
+    from pytest_vibecheck.execute.spec import Task
 
 __all__ = [
     "DURATIONS_NAME",
@@ -110,7 +110,7 @@ def _suite_durations(name: str) -> Mapping[str, ExpectedTime]:
     return load_durations(folder)
 
 
-def expected_for(problems: Iterable[Problem]) -> dict[str, ExpectedTime]:
+def expected_for(problems: Iterable[Task]) -> dict[str, ExpectedTime]:
     """The shipped expected durations of ``problems`` by task id (each suite's file read once
     per process); a problem of a suite without durations, or an inline one, is left out."""
     from pytest_vibecheck.errors import VibecheckError

@@ -11,13 +11,14 @@ from plugin_helpers import tiny_problems
 
 from pytest_vibecheck.errors import DataFileError
 from pytest_vibecheck.execute.calibrate import Calibrator, ExpectedTime, task_key
-from pytest_vibecheck.suites.durations import (
+from pytest_vibecheck.execute.durations import (
     expected_for,
     load_durations,
     shipped_durations,
     write_durations,
 )
-from pytest_vibecheck.suites.problem import Problem, TestSpec
+from pytest_vibecheck.execute.spec import Task, TestSpec
+from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.store import find_suite, load_suite
 
 
@@ -99,7 +100,7 @@ def test_run_starts_the_longest_first_and_answers_in_input_order() -> None:
     submitted: list[str] = []
 
     class Recording(TestService):
-        def submit(self, code: str, problem: Problem) -> Future[ExecResult]:
+        def submit(self, code: str, problem: Task) -> Future[ExecResult]:
             submitted.append(problem.task_id)
             fut: Future[ExecResult] = Future()
             fut.set_result(ExecResult(status="failed", message=problem.task_id))
