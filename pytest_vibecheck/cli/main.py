@@ -37,6 +37,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pytest_vibecheck.cli.results_cmd",
     "pytest_vibecheck.cli.export_dataset_cmd",
     "pytest_vibecheck.cli.plugins_cmd",
+    "pytest_vibecheck.cli.gate_prompt_cmd",
+    "pytest_vibecheck.cli.gate_staged_cmd",
 )
 
 
