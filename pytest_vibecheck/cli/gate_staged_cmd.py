@@ -39,7 +39,6 @@ def run(args: argparse.Namespace) -> int:
     """Run the check and print its lines; returns the exit status."""
     from pytest_vibecheck import __version__
     from pytest_vibecheck.ci import gate as gatemod
-    from pytest_vibecheck.ci import sarif as sarifmod
     from pytest_vibecheck.ci.declared import default_config_path, load_declared, relative_source
     from pytest_vibecheck.ci.staged import check_staged, report_lines
 
@@ -60,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     for line in report_lines(check, config):
         print(line)
     if args.sarif is not None:
+        from pytest_vibecheck.ci import sarif as sarifmod
         from pytest_vibecheck.verify.ruff_engine import default_engine
 
         log = sarifmod.gate_log(
