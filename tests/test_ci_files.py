@@ -113,7 +113,7 @@ def test_action_structure() -> None:
                           "SARIF_FILE": "${{ inputs.sarif-file }}"}
     assert run["id"] == "gate"
     assert action["outputs"]["sarif-file"]["value"] == "${{ steps.gate.outputs.sarif-file }}"
-    assert "--vibe-gate --vibe-gate-config \"$CONFIG\"" in run["run"]
+    assert "--vibe-gate --vibe-gate-config=\"$CONFIG\"" in run["run"]
 
 
 def test_action_references_name_this_repository() -> None:

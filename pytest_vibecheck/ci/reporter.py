@@ -188,25 +188,27 @@ class CIReporter:
         return os.environ.get("GITHUB_ACTIONS") == "true"
 
     def annotation_lines(self) -> list[str]:
-        """The workflow-command lines for the counted violations and syntax errors."""
+        """The workflow-command lines for the counted violations and syntax errors, most
+        important first (GitHub keeps only the first few): the files that do not parse, then
+        every violation by file, line and column."""
         level: Any = "warning" if self.settings.no_fail_items else "error"
-        out: list[str] = []
+        keyed: list[tuple[tuple[int, str, int, int], str]] = []
         for _nodeid, rec in sorted(self.gate_records.items()):
             if rec["status"] == "syntax":
-                out.append(gatemod.annotation_line(
+                keyed.append(((0, rec["file"], 0, 0), gatemod.annotation_line(
                     rec["file"], rec.get("line"), rec.get("column"), "vibecheck syntax error",
                     f"{rec['error']} (the file cannot be checked against any instruction)", level,
-                ))
+                )))
                 continue
-            out.extend(
-                gatemod.annotation_line(
+            keyed.extend(
+                ((1, rec["file"], v["line"] or 0, v["column"] or 0), gatemod.annotation_line(
                     rec["file"], v["line"], v["column"],
                     f"vibecheck {v['rule']} ({rec['label']})", v["message"], level,
-                )
+                ))
                 for v in rec.get("violations", [])
                 if v.get("counted")
             )
-        return out
+        return [line for _, line in sorted(keyed, key=lambda kv: kv[0])]
 
     def _places(self, *, summary: str) -> list[str]:
         """Where every finding of the gate is: the job summary's table (when it lists them
