@@ -26,7 +26,9 @@ For each, interleaved in each round (so load on the shared machine hits both ali
   staged change, the whole tool (its own start, the stash of unstaged changes, file filtering),
   with the hook environment installed once before the rounds.
 
-Prints the medians (seconds), the ratio hook / floor and the load average beside each ratio.
+Prints the medians (seconds) of the wall time and of the CPU time (user + system of the process
+and its children, from ``getrusage``; waiting for a loaded CPU does not inflate it), the ratios
+hook / floor and the load average beside them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import argparse
 import gzip
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -107,13 +110,19 @@ def _floor_args() -> list[str]:
     return ["--select", ",".join(dict.fromkeys(selects)), *rest]
 
 
-def _time(cmd: list[str], cwd: Path, ok: tuple[int, ...], env: dict[str, str]) -> float:
-    t0 = time.perf_counter()
+def _cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def _time(cmd: list[str], cwd: Path, ok: tuple[int, ...], env: dict[str, str]) -> tuple[float, float]:
+    """(wall s, CPU s of the process and its children) of one run of ``cmd``."""
+    cpu0, t0 = _cpu(), time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False, env=env)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
     if proc.returncode not in ok:
         raise SystemExit(f"{cmd[:3]} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return wall
+    return wall, cpu
 
 
 def main() -> int:
@@ -144,22 +153,29 @@ def main() -> int:
         print(f"repository: {len(names)} Python files ({sum((repo / n).stat().st_size for n in names) / 1e6:.2f} MB), "
               f"instructions {', '.join(INSTRUCTIONS)}; {args.rounds} round(s); "
               f"cores {os.cpu_count()}")
-        print(f"{'change':<22} {'hook s':>8} {'floor s':>8} {'ratio':>6} {'load':>5}"
-              + (f" {'pre-commit run s':>17}" if args.pre_commit else ""))
+        print("wall = process start to exit (the verdict); cpu = user + system time of the process "
+              "and its children (not inflated by waiting for a loaded CPU)")
+        print(f"{'change':<22} {'hook wall':>9} {'floor wall':>10} {'ratio':>6} {'load':>5} "
+              f"{'hook cpu':>9} {'floor cpu':>9} {'ratio':>6}"
+              + (f" {'pre-commit run wall':>19}" if args.pre_commit else ""))
         for label, changed in ((f"small ({args.small} files)", names[:args.small]),
                                (f"all ({len(names)} files)", names)):
             _stage(repo, names, changed)
-            hook, ruff_only, whole = [], [], []
+            hook: list[tuple[float, float]] = []
+            ruff_only: list[tuple[float, float]] = []
+            whole: list[float] = []
             _time([vibecheck, "gate-staged", *changed], repo, (1,), env)  # warm the page cache
             for _ in range(args.rounds):
                 hook.append(_time([vibecheck, "gate-staged", *changed], repo, (1,), env))
                 ruff_only.append(_time([*floor, *changed], repo, (1,), env))
                 if args.pre_commit:
-                    whole.append(_time([pre_commit or "pre-commit", "run"], repo, (1,), env))
-            h, f = statistics.median(hook), statistics.median(ruff_only)
-            line = f"{label:<22} {h:>8.3f} {f:>8.3f} {h / f:>6.2f} {os.getloadavg()[0]:>5.1f}"
+                    whole.append(_time([pre_commit or "pre-commit", "run"], repo, (1,), env)[0])
+            hw, fw = (statistics.median(w for w, _ in xs) for xs in (hook, ruff_only))
+            hc, fc = (statistics.median(c for _, c in xs) for xs in (hook, ruff_only))
+            line = (f"{label:<22} {hw:>9.3f} {fw:>10.3f} {hw / fw:>6.1f} {os.getloadavg()[0]:>5.1f} "
+                    f"{hc:>9.3f} {fc:>9.3f} {hc / fc:>6.1f}")
             if whole:
-                line += f" {statistics.median(whole):>17.3f}"
+                line += f" {statistics.median(whole):>19.3f}"
             print(line)
     return 0
 

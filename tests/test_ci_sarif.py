@@ -171,10 +171,11 @@ def test_fingerprints_tell_repeated_lines_apart() -> None:
     assert len(a) == 32 and int(a, 16) >= 0
 
 
-def test_advisory_gate_writes_warnings(pytester: pytest.Pytester, repo: Path) -> None:
-    result, log = _run_gate(pytester, "--vibe-no-fail-items")
+def test_advisory_gate_writes_warnings_also_under_xdist(pytester: pytest.Pytester, repo: Path) -> None:
+    result, log = _run_gate(pytester, "--vibe-no-fail-items", "-n", "2")
     assert result.ret == pytest.ExitCode.OK
     validate(log)
+    assert len(log["runs"][0]["results"]) == 3  # the workers' records reach the controller
     assert {r["level"] for r in log["runs"][0]["results"]} == {"warning"}
     assert {r["defaultConfiguration"]["level"] for r in log["runs"][0]["tool"]["driver"]["rules"]} == {"warning"}
 
