@@ -30,6 +30,8 @@ from exec_helpers import bcb_problem, functional_problem, humaneval_problem, std
 from pytest_vibecheck.suites.problem import Problem
 
 KINDS = ("bigcodebench-unittest", "humaneval", "functional", "stdin")
+#: The kinds judged outside the candidate's process (``execute/judged.py``).
+JUDGED = frozenset({"humaneval", "functional", "stdin"})
 
 #: A wrong solution of each tiny problem (square, add, twoSum, doubling a number).
 WRONG = {
@@ -158,7 +160,10 @@ def _cases() -> list[Case]:
 
     def add(family: str, name: str, code_by_kind: dict[str, str], expected: dict[str, str]) -> None:
         for kind, code in code_by_kind.items():
-            out.append(Case(family, name, kind, code, expected[kind]))
+            # the judged kinds run the candidate where nothing of the verdict is: whatever
+            # it goes for is not there, so a wrong solution is simply wrong
+            status = "failed" if kind in JUDGED else expected[kind]
+            out.append(Case(family, name, kind, code, status))
 
     every = dict.fromkeys(KINDS, "tampered")
     fails_stdin = {**every, "stdin": "failed"}
@@ -327,7 +332,8 @@ def _cases() -> list[Case]:
     )
     add("introspection", "proc-self-mem", {k: mem + WRONG[k] for k in KINDS}, every)
     trace = "import sys\ntry:\n    sys.settrace(lambda *a: None)\nexcept RuntimeError:\n    pass\n"
-    add("introspection", "settrace", {k: trace + WRONG[k] for k in KINDS}, every)
+    # a trace function of its own sees the candidate's own thread only: allowed
+    add("introspection", "settrace", {k: trace + WRONG[k] for k in KINDS}, failed)
     audit = "import sys\nsys.addaudithook(lambda *a: None)\n"
     add("introspection", "addaudithook", {k: audit + WRONG[k] for k in KINDS}, every)
     unraisable = "import sys\nsys.unraisablehook = lambda u: None\n"
@@ -346,7 +352,9 @@ def _cases() -> list[Case]:
         "try:\n    json.JSONEncoder.encode = lambda self, o: '[0, 1]'\n"
         "except RuntimeError:\n    pass\n"
     )
-    add("serializer", "patch-json-encoder", {k: encoder + WRONG[k] for k in KINDS}, failed)
+    # in the harness's process the class's methods are behaviour the snapshots compare
+    add("serializer", "patch-json-encoder", {k: encoder + WRONG[k] for k in KINDS},
+        {**failed, "bigcodebench-unittest": "tampered"})
     basestring = "import json.encoder\njson.encoder.encode_basestring_ascii = lambda s: '\"x\"'\n"
     add(
         "serializer",
@@ -364,7 +372,8 @@ def _cases() -> list[Case]:
         "time.sleep(0.3)\n" + WRONG[k]
         for k in KINDS
     }
-    add("fork", "child-sprays", fork_spray, fails_stdin)
+    # a forked child has none of the harness's descriptors (closed at fork)
+    add("fork", "child-sprays", fork_spray, failed)
     fork_late = {
         k: "import os, time\n"
         "if os.fork() == 0:\n"
@@ -390,7 +399,7 @@ def _cases() -> list[Case]:
         )
         for k in KINDS
     }
-    add("fork", "child-writes-tokens", tokens, fails_stdin)
+    add("fork", "child-writes-tokens", tokens, failed)
 
     # --- error: routes that used to take a wrong solution out of the metrics
     mnf = "raise ModuleNotFoundError(\"No module named 'sqlite3'\", name='sqlite3')"

@@ -17,7 +17,7 @@ import pytest
 from exec_helpers import bcb_problem, load_file_module
 
 from pytest_vibecheck.execute import envcheck, verdict
-from pytest_vibecheck.execute._child import guard
+from pytest_vibecheck.execute._child import report
 from pytest_vibecheck.execute.tests import ExecSettings, run_tests
 from pytest_vibecheck.plugin import preflight
 from pytest_vibecheck.suites.problem import Problem
@@ -74,16 +74,16 @@ def test_the_sandbox_reports_nltks_lookup_error(fake_nltk: Path) -> None:
     mod = load_file_module(fake_nltk, "nltk_data_probe")
     with pytest.raises(LookupError) as info:
         mod.find("tokenizers/punkt/PY3/english.pickle")
-    got = guard.missing_data(info.value, info.value.__traceback__)
+    got = report.missing_data(info.value)
     assert got == f"nltk_data:punkt=tokenizers/punkt/PY3/english.pickle@{fake_nltk}"
     try:  # the same text raised anywhere else is not NLTK's
         raise LookupError(str(info.value.args[0]))
     except LookupError as exc:
-        assert guard.missing_data(exc, exc.__traceback__) is None
+        assert report.missing_data(exc) == ""
     try:
         raise KeyError("Resource \x1b[93mpunkt\x1b[0m not found.")
     except KeyError as exc:
-        assert guard.missing_data(exc, exc.__traceback__) is None
+        assert report.missing_data(exc) == ""
 
 
 def test_tasks_needing_missing_data_are_not_runnable(fake_nltk: Path) -> None:

@@ -28,7 +28,18 @@ def test_every_child_file_is_protected_and_every_part_loaded() -> None:
     assert {str(CHILD / name) for name in files} <= protected
     assert "tests.py" in protected
     assert list(parts) == [name.removesuffix(".py") for name in ns["PARTS"]]
-    assert sorted(ns["RUNNERS"]) == ["bigcodebench-unittest", "functional", "humaneval", "stdin"]
+    # the proxies' and the tracer's code is the harness's too, for the audit hook
+    assert {"<vibecheck-proxy>", "<vibecheck-tracer>"} <= protected
+    # the call threads' one frame is not: the candidate's frames lead to it, and it holds
+    # nothing but the call
+    assert parts["calls"].INVOKE.__code__.co_filename not in protected
+
+
+def test_the_zygote_preloads_every_job_script() -> None:
+    zygote = (CHILD / "zygote.py").read_text(encoding="utf-8")
+    scripts = {p.name for p in CHILD.glob("*.py") if "def main(payload" in p.read_text()}
+    assert scripts == {"harness.py", "runner.py", "judge.py"}
+    assert 'JOB_SCRIPTS = ("harness.py", "runner.py", "judge.py")' in zygote
 
 
 def test_parts_use_the_harness_private_builtins() -> None:

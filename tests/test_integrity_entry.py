@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from exec_helpers import bcb_problem
 from integrity_cases import CASES, problem_for
 from junitparser import JUnitXml
-from plugin_helpers import fenced, report_items, write_script, write_tiny_suite
+from plugin_helpers import fenced, report_items, write_script
 
 from pytest_vibecheck.cli.main import main
 from pytest_vibecheck.execute import sandbox
@@ -25,13 +26,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 #: A reply that tampers (reads every object through the garbage collector, which the sandbox
-#: refuses and records) and defines wrong versions of the three tiny-suite functions.
+#: refuses and records, in a test kind that shares the candidate's interpreter) and is wrong.
 TAMPERING_REPLY = fenced(
     "import gc\n"
     "try:\n    gc.get_objects()\nexcept RuntimeError:\n    pass\n"
-    "def add(a, b):\n    return 0\n"
-    "def sign(x):\n    return 0\n"
-    "def squares(n):\n    return []\n"
+    "def task_func(x):\n    return x\n"
 )
 
 
@@ -71,7 +70,8 @@ def test_vibecheck_exec_reports_the_exact_status(
 
 
 def test_plugin_counts_tampering_as_failure_per_model(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_tiny_suite(pytester.path / "suite")
+    folder = _mini_suite(pytester.path, [bcb_problem()] * 3)
+    folder.rename(pytester.path / "suite")
     pytester.makepyprojecttoml("[tool.pytest.ini_options]\n")
     script = write_script(pytester.path / "script.json", "cheat", default=TAMPERING_REPLY)
     monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
@@ -84,7 +84,7 @@ def test_plugin_counts_tampering_as_failure_per_model(pytester: pytest.Pytester,
         "*tests: tampered*",
         "*= vibecheck summary =*",
         "suite*model*protocol*k*n*pass@1*FR_k*instr-IF*task-IF*errors*no-code*timeouts*tampered*cache-hit",
-        "tiny*scripted:cheat*baseline*0*3*0.0%*-*0*0*0*3*",
+        "mini*scripted:cheat*baseline*0*3*0.0%*-*0*0*0*3*",
     ])
     report = load_report(pytester.path / "r.json")
     (g,) = report["aggregates"]

@@ -38,10 +38,11 @@ needs_ns = pytest.mark.skipif(
 
 def _settings(fork_server: bool) -> ExecSettings:
     # the functional cases are written in LiveCodeBench's form (``class Solution``), which the
-    # lcb grading rule calls (the paper's rule calls a top-level function)
+    # lcb grading rule calls (the paper's rule calls a top-level function); the static screen
+    # is off: these cases test the layers behind it (test_integrity_families runs it on)
     return ExecSettings(
         sandbox=SandboxSettings(fork_server=fork_server), time_limit_s=5, startup_s=10,
-        grading="lcb",
+        grading="lcb", screen=False,
     )
 
 
@@ -162,7 +163,7 @@ def test_gc_referents_of_python_objects_are_allowed_of_tracebacks_not() -> None:
         workers=2,
     )
     assert (ok.status, ok.message) == ("passed", "")
-    assert tb.status == "tampered" and tb.tamper == ("called gc.get_referents",)
+    assert tb.status == "tampered" and tb.tamper == ("called gc.get_referents on frames",)
 
 
 def _snapshot_module() -> Any:
@@ -172,17 +173,34 @@ def _snapshot_module() -> Any:
 
 def test_the_snapshot_never_evaluates_a_lazy_proxy() -> None:
     """django.conf.settings computes ``__class__`` (and raises ImproperlyConfigured) until the
-    tests configure it: the snapshot of the tests' modules asks ``type()``, never
-    ``isinstance``, so the Django tasks' harness no longer crashes (an ``error`` before)."""
+    tests configure it: a snapshot looks values up with C-level checks only (``callable``,
+    ``type``), never ``isinstance``, so nothing of such an object runs; replacing a function
+    of a module is found, a flag of plain data it changes is not."""
+    import types
 
     class Lazy:
         @property  # type: ignore[misc]
         def __class__(self) -> type:
             raise RuntimeError("settings are not configured")
 
-    kept = _snapshot_module()._kept
-    assert kept(Lazy()) is False
-    assert (kept(len), kept(sys), kept(Lazy), kept(1)) == (True, True, True, False)
+    snap_mod = _snapshot_module()
+    module = types.ModuleType("vc_lazy_settings")
+    module.settings = Lazy()  # type: ignore[attr-defined]
+    module.helper = len  # type: ignore[attr-defined]
+    module.flag = False  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    try:
+        index = snap_mod.Index()
+        snap = index.take()
+        assert snap_mod.changes(snap) == []
+        module.flag = True  # type: ignore[attr-defined]
+        assert snap_mod.changes(snap) == []
+        module.helper = abs  # type: ignore[attr-defined]
+        assert snap_mod.changes(snap) == ["replaced vc_lazy_settings.helper"]
+        # around a test, only values of the candidate's making count
+        assert snap_mod.changes(snap, only=lambda v: v is not abs) == []
+    finally:
+        del sys.modules[module.__name__]
 
 
 @needs_ns

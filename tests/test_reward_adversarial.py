@@ -184,8 +184,10 @@ def test_adversarial_completion_earns_no_functional_reward(kind: str, name: str)
     if INTEGRITY:  # the candidate's own claims never take it out of the metrics
         assert (res.func, res.reward, res.status) == (0.0, 0.0, "ok"), res.error
         assert res.exec_status in ("failed", "tampered", "timeout")
-        if name in FORGERIES:  # the layer names what they did
+        if name in FORGERIES and kind == "bigcodebench-unittest":  # the layer names them
             assert res.exec_status == "tampered", res.details.get("message", "")[:300]
+        elif name in FORGERIES:  # judged apart from the candidate: there is nothing to forge
+            assert res.exec_status == "failed", res.details.get("message", "")[:300]
 
 
 def test_honest_wrong_solution_is_a_plain_failure() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from exec_helpers import humaneval_problem
+from exec_helpers import bcb_problem, humaneval_problem
 
 from pytest_vibecheck.execute import sandbox
 from pytest_vibecheck.execute.sandbox import SandboxError, SandboxSettings, run_in_sandbox
@@ -151,14 +151,24 @@ def test_infinite_loop_times_out() -> None:
 
 
 def test_loop_that_holds_the_harness_off_is_killed_by_the_wall_clock() -> None:
-    # a regular expression that backtracks for hours holds the interpreter lock: the
-    # harness cannot even end the run itself, the sandbox's wall clock does
-    prob = humaneval_problem()
+    # a regular expression that backtracks for hours holds the interpreter lock: an
+    # in-process harness cannot even end the run itself, the sandbox's wall clock does
+    prob = bcb_problem()
     code = "import re\nre.match(r'(a+)+$', 'a' * 64 + 'b')\n"
     res = run_tests(code, prob, ExecSettings(time_limit_s=1.0, startup_s=1.0))
     assert res.status == "timeout"
     assert "wall-clock limit of 2.0 s exceeded" in res.message
     assert 1.9 < res.duration_s < 6
+
+
+def test_a_judge_in_its_own_process_is_never_held_off() -> None:
+    # the same loop in a HumanEval candidate: the judge runs in another process, so its own
+    # time limit ends the run, not the wall clock
+    code = "import re\nre.match(r'(a+)+$', 'a' * 64 + 'b')\n"
+    res = run_tests(code, humaneval_problem(), ExecSettings(time_limit_s=1.0, startup_s=5.0))
+    assert (res.status, res.failed_tests, res.message) == (
+        "timeout", ("<import>",), "time limit of 1 s exceeded")
+    assert res.duration_s < 4
 
 
 def test_allocating_50_gb_fails_cleanly() -> None:

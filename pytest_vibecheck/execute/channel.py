@@ -29,7 +29,9 @@ MAX_ITEMS = 100_000
 @dataclass(frozen=True)
 class ChannelRead:
     """What the channel held: the bootstrap's facts (``boot``) or its failure
-    (``boot_error``), the job's result (``job``, a dict) and every problem found (bytes that
+    (``boot_error``), the job's result (``job``, a dict: a harness's one result line, or a
+    runner's event lines gathered as ``{"events": True, "import": ..., "cases": [...],
+    "end": ...}``) and every problem found (bytes that
     are not sealed lines, more than one result, values out of bounds); ``started``: the
     harness said that candidate code runs from then on."""
 
@@ -71,6 +73,35 @@ def _parse(raw: bytes) -> tuple[Any, str | None]:
     return value, None
 
 
+#: Keys of the lines a runner (``_child/runner.py``) writes one by one instead of one result:
+#: they are gathered into one job record (``import``, ``cases``, ``end``, ``harness_error``).
+EVENT_KEYS = frozenset({"case", "import", "end", "harness_error"})
+
+
+def case_line(line: bytes, key: bytes) -> dict[str, Any] | None:
+    """The case of a sealed ``{"case": {...}}`` line (a runner's case as it arrives), else
+    None (an unsealed line, or another one). Never raises."""
+    mac, _, raw = line.partition(b" ")
+    if not hmac.compare_digest(mac, seal(raw, key)):
+        return None
+    value, problem = _parse(raw)
+    if problem is not None or not isinstance(value, dict) or len(value) != 1:
+        return None
+    case = value.get("case")
+    return case if isinstance(case, dict) else None
+
+
+def _event(job: dict[str, Any] | None, value: dict[str, Any]) -> dict[str, Any]:
+    """``job`` (a runner's record so far) with the event ``value`` added."""
+    job = job if job is not None else {"events": True, "cases": []}
+    (name, body), = value.items()
+    if name == "case":
+        job["cases"].append(body)
+    else:
+        job[name] = body
+    return job
+
+
 def read_channel(data: bytes, total: int, key: bytes, cap: int) -> ChannelRead:
     """Split ``data`` (the first ``cap`` bytes of ``total`` read from the channel) into
     sealed lines and problems. Never raises."""
@@ -103,6 +134,10 @@ def read_channel(data: bytes, total: int, key: bytes, cap: int) -> ChannelRead:
             boot_error = str(value["boot_error"])[:2000]
         elif boot is not None and job is None and value == {"started": True} and not started:
             started = True
+        elif boot is not None and len(value) == 1 and next(iter(value)) in EVENT_KEYS and (
+            job is None or "events" in job
+        ):
+            job = _event(job, value)
         elif job is None and boot is not None:
             job = value
         else:

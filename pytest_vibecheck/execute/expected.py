@@ -97,3 +97,61 @@ def expected_tests(kind: str, test_code: str, class_name: str = "TestCases") -> 
     names = tuple(sorted(_methods(classes, class_name, set())))
     error = None if names else f"{class_name} has no test methods"
     return ExpectedTests(class_name, names, imports, error)
+
+
+def _parse(code: str) -> ast.Module | None:
+    with _AST_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(code or "")
+        except (SyntaxError, ValueError):
+            return None
+
+
+@lru_cache(maxsize=4096)
+def attribute_chains(test_code: str) -> tuple[tuple[str, ...], ...]:
+    """The attribute chains the test source reads from a name (``np.testing.assert_array_equal``
+    -> ``("np", "testing", "assert_array_equal")``), longest first, at most 2,000: the harness
+    looks each up before the candidate runs, so what loads lazily is loaded and recorded."""
+    tree = _parse(test_code)
+    if tree is None:
+        return ()
+    found: set[tuple[str, ...]] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        parts: list[str] = []
+        cur: ast.expr = node
+        while isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        if isinstance(cur, ast.Name) and cur.id != "self":
+            found.add((cur.id, *reversed(parts)))
+    return tuple(sorted(found, key=lambda c: (-len(c), c)))[:2000]
+
+
+@lru_cache(maxsize=4096)
+def trusted_bindings(program: str) -> tuple[str, ...]:
+    """The statements of a task's reference program that bind what its prompt gives the tests:
+    its top-level imports and its assignments of literal values to names
+    (``OUTPUT_DIR = './output'``), one statement each, in order. The harness binds the names
+    the tests expect from these rather than from the candidate, which could rebind them."""
+    tree = _parse(program)
+    if tree is None:
+        return ()
+    out: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not (
+            isinstance(node, ast.ImportFrom) and (node.level or node.module == "__future__")
+        ):
+            out.append(ast.unparse(node))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not all(isinstance(t, ast.Name) for t in targets):
+                continue
+            try:
+                ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            out.append(ast.unparse(node))
+    return tuple(out)

@@ -1,6 +1,6 @@
 """What isolation the host allows, the folders a run needs or must not see, and user ids."""
 
-# ruff: noqa: PTH109, PTH112, PTH116, PTH120, PTH123, PTH208
+# ruff: noqa: PTH110, PTH112, PTH114, PTH116, PTH118, PTH120, PTH123, PTH208
 # (os.path/open on purpose: this low-level code runs at every sandbox start, where
 #  importing pathlib costs time, and it works with raw file descriptors and mounts.)
 
@@ -254,44 +254,59 @@ def _count_own_processes() -> int:
 
 
 
-#: Folders never hidden (the system the interpreter and the tests need).
-_NEVER_HIDE = frozenset(
-    {"/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
-     "/proc", "/dev", "/sys", "/var", "/tmp", "/boot"}
+#: System folders every sandbox sees, read-only, when they exist (the interpreter's own folders
+#: are added by :func:`view_plan`).
+SYSTEM_PATHS: tuple[str, ...] = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys",
+)
+
+_SITE_CODE = (
+    "import json, sysconfig\n"
+    "p = sysconfig.get_paths()\n"
+    "print(json.dumps([p.get('purelib'), p.get('platlib')]))\n"
 )
 
 
-def default_hide_paths() -> tuple[str, ...]:
-    """Host folders a run must not see by default: home folders, the current folder (the
-    project, with its caches and data), this package's own checkout, ``/run`` (sockets of
-    host services) and the usual mount points."""
-    here = Path(__file__).resolve().parents[2]
-    found = ["/root", "/home", os.getcwd(), "/run", "/mnt", "/media", "/srv"]
-    if (here / "pyproject.toml").is_file():
-        found.append(str(here))
-    return tuple(found)
+@functools.lru_cache(maxsize=8)
+def site_dirs(python: str | None = None) -> tuple[str, ...]:
+    """Real paths of an interpreter's ``site-packages`` folders."""
+    if python is None or python == sys.executable:
+        paths = sysconfig.get_paths()
+        found: list[str | None] = [paths.get("purelib"), paths.get("platlib")]
+    else:
+        try:
+            done = subprocess.run([python, "-s", "-c", _SITE_CODE], capture_output=True,
+                                  text=True, timeout=60, check=True, cwd="/")
+            found = json.loads(done.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            found = []
+    return tuple(sorted({os.path.realpath(p) for p in found if p and os.path.isdir(p)}))
 
 
 @functools.lru_cache(maxsize=32)
-def hide_plan(
-    python: str | None, hide_paths: tuple[str, ...]
-) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``((folder, (kept_path, ...)), ...)``: each folder of ``hide_paths`` that exists is
-    hidden behind an empty ``tmpfs`` and only the interpreter's own folders inside it are
-    bound back (e.g. a virtual environment inside the project). Folders of the system,
-    folders under the private tmp folders, and folders that hold the interpreter's folders
-    as a whole are left visible."""
-    needed = interpreter_paths(python)
-    chosen: list[str] = []
-    for folder in hide_paths:
-        real = os.path.realpath(folder)
-        if real in _NEVER_HIDE or not os.path.isdir(real) or _under(real, TMP_DIRS):
-            continue
-        if any(_under(p, (real,)) and p == real for p in needed):
-            continue
-        if any(_under(real, (p,)) for p in needed):
-            continue  # inside the interpreter's own folders
-        chosen.append(real)
-    chosen = sorted(set(chosen))
-    top = [f for f in chosen if not any(f != g and _under(f, (g,)) for g in chosen)]
-    return tuple((f, tuple(p for p in needed if _under(p, (f,)) and p != f)) for f in top)
+def view_plan(
+    python: str | None, extra: tuple[str, ...] = ()
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a sandbox with a mount namespace sees: ``(visible, masked)``.
+
+    ``visible``: the folders bound read-only into its otherwise empty root, outermost first:
+    the system folders (:data:`SYSTEM_PATHS`), the interpreter's own folders (prefixes,
+    standard library, ``site-packages``: :func:`interpreter_paths`) and ``extra``. Nothing
+    else of the host exists there: not the project or its caches, not the benchmark data, not
+    home folders, ``/run`` (host sockets), ``/mnt``, ``/srv`` or another sandbox's folders.
+    ``masked``: folders inside those that are hidden again behind an empty ``tmpfs``: this
+    package where an interpreter has it installed (its shipped suites hold expected outputs).
+    """
+    wanted = {p for p in SYSTEM_PATHS if os.path.lexists(p)}
+    wanted.update(interpreter_paths(python))
+    wanted.update(os.path.realpath(p) for p in extra if os.path.exists(p))
+    ordered = sorted(wanted, key=lambda p: (p.count("/"), p))
+    visible: list[str] = []
+    for path in ordered:
+        top_link = os.path.islink(path) and os.path.dirname(path) == "/"
+        real = path if top_link else os.path.realpath(path)
+        if any(_under(real, (v,)) for v in visible if not os.path.islink(v)):
+            continue  # already inside a visible folder
+        visible.append(path)
+    masked = [os.path.join(site, "pytest_vibecheck") for site in site_dirs(python)]
+    return tuple(visible), tuple(m for m in masked if os.path.isdir(m))

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pytest_vibecheck.errors import VibecheckError
 
 #: Bump whenever a change to the sandbox can change a verdict (part of the result-cache key).
-SANDBOX_VERSION = 2
+SANDBOX_VERSION = 3
 
 NetworkState = Literal["blocked", "open"]
 WriteGuard = Literal["prevented", "detected", "none"]
@@ -50,7 +50,6 @@ class SandboxSettings:
     - ``require_network_block``: report an error instead of running when the network cannot
       be blocked.
     - ``isolate_user``: when root, run as a per-sandbox unprivileged user id.
-    - ``private_tmp``: private tmpfs over world-writable folders (needs a mount namespace).
     - ``namespaces``: use ``unshare`` when available (``False`` forces a plain process).
     - ``watch_paths``: folders whose files are compared before and after the run to detect
       writes; ``None`` = the current folder when writes cannot be prevented, else none.
@@ -60,10 +59,9 @@ class SandboxSettings:
       (root with namespaces only; same isolation, no interpreter start per run).
     - ``work_mb``: size of the work folder (a ``tmpfs`` of its own when a mount namespace is
       available), MiB.
-    - ``hide_paths``: host folders the code must not see (hidden behind an empty ``tmpfs``
-      when a mount namespace is available; the interpreter's own folders stay visible);
-      ``None`` = the home folders, the current folder (the project), the package's own
-      checkout and ``/run`` (its sockets).
+    - ``visible_paths``: host folders the code may read besides the system's and the
+      interpreter's own (with a mount namespace the sandbox has a root of its own that holds
+      nothing else of the host: :func:`pytest_vibecheck.execute.isolation.view_plan`).
     - ``max_result_bytes``: bytes of the result channel read (a result that needs more is
       reported as tampering).
     - ``preload``: modules the fork server imports once (e.g. ``("numpy", "pandas",
@@ -81,7 +79,6 @@ class SandboxSettings:
     network: Literal["block", "allow"] = "block"
     require_network_block: bool = False
     isolate_user: bool = True
-    private_tmp: bool = True
     namespaces: bool = True
     watch_paths: tuple[str, ...] | None = None
     extra_env: tuple[tuple[str, str], ...] = ()
@@ -89,7 +86,7 @@ class SandboxSettings:
     fork_server: bool = True
     preload: tuple[str, ...] = ()
     work_mb: int = 256
-    hide_paths: tuple[str, ...] | None = None
+    visible_paths: tuple[str, ...] = ()
     max_result_bytes: int = 16 << 20
 
     def __post_init__(self) -> None:

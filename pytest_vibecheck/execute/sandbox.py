@@ -44,12 +44,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_vibecheck.execute.channel import ChannelRead, read_channel
+from pytest_vibecheck.execute.channel import ChannelRead, case_line, read_channel
 from pytest_vibecheck.execute.forkserver import (
     _RUN_SCRIPT,
     _forget_fork_server,
@@ -66,11 +66,9 @@ from pytest_vibecheck.execute.isolation import (
     _expose_plan,
     _kill_uid,
     _UidLease,
-    _under,
     capabilities,
-    default_hide_paths,
-    hide_plan,
     interpreter_paths,
+    view_plan,
 )
 from pytest_vibecheck.execute.limits import (
     SANDBOX_VERSION,
@@ -121,7 +119,9 @@ class SandboxResult:
     could not run the code: ``error`` says why). ``result`` is the job's JSON result (script
     mode; only a sealed line counts) or ``None``; ``channel_problems`` lists what else was on
     the result channel (bytes the harness did not write, too much data): evidence that the
-    code under test tampered with it; ``started``: the harness said that candidate code ran. ``duration_s`` is wall-clock seconds including process start.
+    code under test tampered with it; ``started``: the harness said that candidate code ran;
+    ``stopped``: the caller stopped the run (``watch`` or ``stop_fd`` of :func:`run_in_sandbox`)
+    before it ended. ``duration_s`` is wall-clock seconds including process start.
     """
 
     status: Literal["ok", "timeout", "error"]
@@ -139,6 +139,7 @@ class SandboxResult:
     writes_outside: tuple[str, ...] = ()
     channel_problems: tuple[str, ...] = ()
     started: bool = False
+    stopped: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field."""
@@ -214,6 +215,7 @@ class _Outcome:
     exit_status: int | None = None
     launcher: str = "subprocess"
     error: str | None = None
+    stopped: bool = False
 
 
 def run_in_sandbox(
@@ -223,6 +225,10 @@ def run_in_sandbox(
     argv: Sequence[str] | None = None,
     stdin: bytes | None = None,
     settings: SandboxSettings | None = None,
+    extra_fds: Sequence[int] = (),
+    watch: Callable[[dict[str, Any]], bool] | None = None,
+    stop_fd: int | None = None,
+    job_is_init: bool = False,
 ) -> SandboxResult:
     """Run one job in a fresh sandbox and clean up after it.
 
@@ -231,9 +237,39 @@ def run_in_sandbox(
     line to ``channel``, returned as :attr:`SandboxResult.result`) or ``argv`` (a command run
     with ``exec`` inside the sandbox). ``stdin`` is fed to the process.
 
+    ``extra_fds``: descriptors the job gets as 4, 5, ... (at most four); this function owns
+    them and closes them once the job has them (or when it could not start). ``watch``: called with each ``{"case": ...}`` line of the job as it
+    arrives (sealed lines only); when it returns True the run is stopped at once
+    (:attr:`SandboxResult.stopped`). ``stop_fd``: the run is stopped as soon as this descriptor
+    becomes readable (another thread's decision). ``job_is_init``: the job runs as PID 1 of its
+    PID namespace, so no process it starts can signal it (for a job that runs untrusted code
+    only in processes it forks).
+
     Never raises for anything the code does; sandbox failures come back as
     ``status="error"``. Raises :class:`SandboxError` only for invalid arguments.
     """
+    pending = list(extra_fds)
+    try:
+        if len(pending) > 4:
+            raise SandboxError("at most four extra descriptors")
+        return _run(script, payload, argv, stdin, settings, pending, watch, stop_fd, job_is_init)
+    finally:
+        for fd in pending:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _run(
+    script: str | os.PathLike[str] | None,
+    payload: Any,
+    argv: Sequence[str] | None,
+    stdin: bytes | None,
+    settings: SandboxSettings | None,
+    pending: list[int],
+    watch: Callable[[dict[str, Any]], bool] | None,
+    stop_fd: int | None,
+    job_is_init: bool = False,
+) -> SandboxResult:
     if (script is None) == (argv is None):
         raise SandboxError("give exactly one of script= or argv=")
     settings = settings or SandboxSettings()
@@ -253,10 +289,11 @@ def run_in_sandbox(
     lease = _UidLease() if drop_uid else None
     base = Path(tempfile.mkdtemp(prefix="vibecheck-sbx-"))
     try:
-        plan = _plan(base, caps, settings, python, lease, expose, script, payload, argv)
+        plan = _plan(base, caps, settings, python, lease, expose, script, payload, argv,
+                     job_is_init)
         before = _snapshot(plan.watch) if plan.watch else {}
         start = time.monotonic()
-        outcome = _launch_and_wait(plan, stdin, start)
+        outcome = _launch_and_wait(plan, stdin, start, pending, watch, stop_fd)
         if outcome.error is not None:
             return _error_result(settings, caps, outcome.error, start)
         duration = time.monotonic() - start
@@ -279,12 +316,13 @@ def _plan(
     script: str | os.PathLike[str] | None,
     payload: Any,
     argv: Sequence[str] | None,
+    job_is_init: bool = False,
 ) -> _Plan:
     """Folders, limits and the config file of one run (written root-only; the child deletes
     it once read, with the run's key in it)."""
     use_ns = caps.mode != "process"
     mount_ns = use_ns and "--mount" in caps.unshare_args
-    private_tmp = mount_ns and settings.private_tmp
+    private_tmp = mount_ns  # the sandbox's own root has its own /tmp
     os.chmod(base, 0o711)
     work = base / "work"
     work.mkdir(mode=0o700)
@@ -297,24 +335,17 @@ def _plan(
     nproc = settings.nproc
     if uid is None and not caps.root:
         nproc += _count_own_processes()
-    hidden = hide_plan(
-        python, settings.hide_paths if settings.hide_paths is not None else default_hide_paths()
-    )
-    exposed = [
-        [a, list(ps)] for a, ps in expose if not any(_under(a, (h,)) for h, _ in hidden)
-    ]
+    visible, masked = view_plan(python, tuple(settings.visible_paths))
     key = os.urandom(32)
     cfg: dict[str, Any] = {
         "workdir": str(work),
         "key": key.hex(),
         "mount_ns": mount_ns,
         "pid_ns": use_ns and "--pid" in caps.unshare_args,
-        "tmp_dirs": list(TMP_DIRS) if private_tmp else [],
         "tmpfs_bytes": settings.fsize_mb * 1024 * 1024,
         "work_bytes": settings.work_mb * 1024 * 1024 if mount_ns else None,
-        "expose": exposed if uid is not None else [],
-        "hide": [[a, list(ps)] for a, ps in hidden] if mount_ns else [],
-        "keep_paths": [p for p in interpreter_paths(python) if _under(p, TMP_DIRS)],
+        "view": {"root": str(base / "root"), "ro": list(visible), "masks": list(masked)}
+        if mount_ns else None,
         "uid": uid,
         "gid": uid,
         "limits": {
@@ -329,6 +360,7 @@ def _plan(
         "argv": list(argv) if argv is not None else None,
         "payload": payload,
         "net_ns": use_ns and settings.network == "block",
+        "job_is_init": job_is_init,
     }
     env = sandbox_env(str(work), "/tmp" if private_tmp else str(tmpdir), settings, python)
     cfg["env"] = env
@@ -339,7 +371,7 @@ def _plan(
     watch: tuple[str, ...] = ()
     if settings.watch_paths is not None:
         watch = settings.watch_paths
-    elif uid is None or not private_tmp:
+    elif not mount_ns:  # with its own root the run cannot even see the host's folders
         watch = (os.getcwd(),)
     return _Plan(
         base, caps, settings, python, use_ns, uid, private_tmp, cfg, cfg_path, env, key, watch
@@ -369,10 +401,19 @@ def _server_for(plan: _Plan) -> _ForkServer | None:
     return None
 
 
-def _launch_and_wait(plan: _Plan, stdin: bytes | None, start: float) -> _Outcome:
+def _launch_and_wait(
+    plan: _Plan,
+    stdin: bytes | None,
+    start: float,
+    pending: list[int] | None = None,
+    watch: Callable[[dict[str, Any]], bool] | None = None,
+    stop_fd: int | None = None,
+) -> _Outcome:
     """Start the child (fork server, else ``unshare ... python boot.py``), drain its pipes
-    until it ends or the wall clock runs out, and make sure nothing of it is left."""
+    until it ends, the wall clock runs out or the run is stopped (``watch``, ``stop_fd``), and
+    make sure nothing of it is left."""
     settings = plan.settings
+    extra_fds = tuple(pending or ())
     stdin_fd = _stdin_fd(stdin)
     server = _server_for(plan)
     out_r, out_w = os.pipe()
@@ -388,7 +429,7 @@ def _launch_and_wait(plan: _Plan, stdin: bytes | None, start: float) -> _Outcome
             if server is not None:
                 try:
                     conn, pid, early = server.launch(
-                        str(plan.cfg_path), [stdin_fd, out_w, err_w, res_w]
+                        str(plan.cfg_path), [stdin_fd, out_w, err_w, res_w, *extra_fds]
                     )
                 except OSError as exc:  # the server died: start an interpreter instead
                     _forget_fork_server((plan.python, settings.preload), server, exc)
@@ -396,7 +437,7 @@ def _launch_and_wait(plan: _Plan, stdin: bytes | None, start: float) -> _Outcome
                     got.launcher = "subprocess"
             if server is None:
                 proc = subprocess.Popen(
-                    _command(plan, res_w),
+                    _command(plan, (res_w, *extra_fds)),
                     stdin=stdin_fd,
                     stdout=out_w,
                     stderr=err_w,
@@ -404,15 +445,17 @@ def _launch_and_wait(plan: _Plan, stdin: bytes | None, start: float) -> _Outcome
                     env=plan.env,
                     start_new_session=True,
                     close_fds=True,
-                    pass_fds=(res_w,),
+                    pass_fds=(res_w, *extra_fds),
                 )
                 pid = proc.pid
         except OSError as exc:
             got.error = f"cannot start the sandbox: {exc}"
             return got
         finally:
-            for fd in (stdin_fd, out_w, err_w, res_w):
+            for fd in (stdin_fd, out_w, err_w, res_w, *extra_fds):
                 os.close(fd)
+            if pending is not None:
+                pending.clear()
         proc_pid = pid if pid is not None else -1
         drained = _drain(
             out_r,
@@ -424,9 +467,11 @@ def _launch_and_wait(plan: _Plan, stdin: bytes | None, start: float) -> _Outcome
             early,
             result_fd=res_r,
             result_cap=settings.max_result_bytes,
+            on_result=_watcher(plan.key, watch) if watch is not None else None,
+            stop_fd=stop_fd,
         )
         (got.out, got.err, got.out_total, got.err_total, got.timed_out, got.exit_status,
-         got.result, got.result_total) = drained
+         got.result, got.result_total, got.stopped) = drained
     finally:
         _reap(plan, pid, proc, got)
         if conn is not None:
@@ -436,7 +481,7 @@ def _launch_and_wait(plan: _Plan, stdin: bytes | None, start: float) -> _Outcome
     return got
 
 
-def _command(plan: _Plan, result_fd: int) -> list[str]:
+def _command(plan: _Plan, fds: tuple[int, ...]) -> list[str]:
     cmd: list[str] = []
     if plan.use_ns:
         cmd += list(plan.caps.unshare_args)
@@ -444,7 +489,28 @@ def _command(plan: _Plan, result_fd: int) -> list[str]:
             cmd += list(plan.caps.unshare_args_net)
         cmd.append("--")
     return [*cmd, plan.python, "-s", "-c", _RUN_SCRIPT, str(_BOOT), str(plan.cfg_path),
-            str(result_fd)]
+            ",".join(map(str, fds))]
+
+
+def _watcher(key: bytes, watch: Callable[[dict[str, Any]], bool]) -> Callable[[bytes], bool]:
+    """Feeds ``watch`` each sealed ``{"case": ...}`` line of the result pipe as it arrives;
+    True (stop the run) as soon as ``watch`` says so. Unsealed bytes are left to
+    :func:`~pytest_vibecheck.execute.channel.read_channel`, which reports them."""
+    buf = bytearray()
+
+    def feed(data: bytes) -> bool:
+        buf.extend(data)
+        while True:
+            end = buf.find(b"\n")
+            if end < 0:
+                return False
+            line = bytes(buf[:end])
+            del buf[: end + 1]
+            case = case_line(line, key)
+            if case is not None and watch(case):
+                return True
+
+    return feed
 
 
 def _reap(
@@ -500,6 +566,7 @@ def _limits_and_isolation(
         "uid": boot.get("uid"),
         "pid_namespace": bool(boot.get("pid_ns")),
         "private_tmp": list(boot.get("private_tmp") or []),
+        "view": list(boot.get("view") or []),
         "hidden": list(boot.get("hidden") or []),
         "no_new_privs": bool(boot.get("no_new_privs")),
         "dumpable": bool(boot.get("dumpable", True)),
@@ -514,7 +581,7 @@ def _status(
     plan: _Plan, got: _Outcome, channel: ChannelRead, network: NetworkState, stderr: str
 ) -> tuple[Literal["ok", "timeout", "error"], str | None]:
     rc = got.exit_status
-    if got.timed_out:
+    if got.timed_out and not got.stopped:
         return "timeout", None
     if channel.boot_error is not None:
         return "error", f"sandbox setup failed: {channel.boot_error}"
@@ -556,6 +623,7 @@ def _assemble(plan: _Plan, got: _Outcome, duration: float, writes: list[str]) ->
         writes_outside=tuple(writes[:100]),
         channel_problems=channel.problems,
         started=channel.started,
+        stopped=got.stopped,
     )
 
 

@@ -58,15 +58,19 @@ def _drain(
     *,
     result_fd: int | None = None,
     result_cap: int = 0,
-) -> tuple[bytes, bytes, int, int, bool, int | None, bytes, int]:
+    on_result: Callable[[bytes], bool] | None = None,
+    stop_fd: int | None = None,
+) -> tuple[bytes, bytes, int, int, bool, int | None, bytes, int, bool]:
     """Drain stdout, stderr and the result pipe until EOF or ``deadline``; keep ``cap`` bytes
     of stdout and of stderr and ``result_cap`` of the result pipe.
 
     ``exited()`` tells whether the main process has ended; when it has but a background
     process keeps the pipes open, stops after 0.5 s. ``control`` is the fork server's
-    connection, which delivers ``{"exit": status}``.
+    connection, which delivers ``{"exit": status}``. ``on_result`` sees every chunk read
+    from the result pipe and stops the drain by returning True; so does ``stop_fd`` becoming
+    readable.
     Returns ``(stdout, stderr, stdout_total, stderr_total, timed_out, exit_status, result,
-    result_total)``.
+    result_total, stopped)``.
     """
     caps = {out_fd: cap, err_fd: cap}
     if result_fd is not None:
@@ -81,7 +85,10 @@ def _drain(
     if control is not None:
         control.setblocking(False)
         sel.register(control, selectors.EVENT_READ)
+    if stop_fd is not None:
+        sel.register(stop_fd, selectors.EVENT_READ)
     timed_out = False
+    stopped = False
     grace_end: float | None = None
     waiting_exit = control is not None and exit_status is None
     try:
@@ -109,7 +116,17 @@ def _drain(
                     if status is not None:
                         exit_status, waiting_exit = status, False
                     continue
+                if stop_fd is not None and key.fd == stop_fd:
+                    stopped = True
+                    break
+                before = len(pipes.bufs[key.fd]) if key.fd == result_fd else 0
                 pipes.read(int(key.fd), sel)
+                if (on_result is not None and key.fd == result_fd
+                        and on_result(bytes(pipes.bufs[key.fd][before:]))):
+                    stopped = True
+                    break
+            if stopped:
+                break
         if result_fd is not None and result_fd in pipes.open:
             pipes.read(result_fd, sel)  # what is already there (a background writer may stay)
     finally:
@@ -124,6 +141,7 @@ def _drain(
         exit_status,
         bytes(pipes.bufs[res]) if result_fd is not None else b"",
         pipes.totals[res] if result_fd is not None else 0,
+        stopped,
     )
 
 

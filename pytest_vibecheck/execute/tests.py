@@ -35,13 +35,15 @@ from pytest_vibecheck.execute import envcheck
 from pytest_vibecheck.execute._child.compare import GRADINGS
 from pytest_vibecheck.execute.cache import ExecCache, cache_key
 from pytest_vibecheck.execute.calibrate import Calibration, Calibrator, ExpectedTime, is_sleeper
-from pytest_vibecheck.execute.expected import expected_tests
+from pytest_vibecheck.execute.expected import attribute_chains, expected_tests, trusted_bindings
+from pytest_vibecheck.execute.judged import JUDGED_KINDS, BadTestData, free_names, run_judged
 from pytest_vibecheck.execute.sandbox import (
     SANDBOX_VERSION,
     SandboxResult,
     SandboxSettings,
     run_in_sandbox,
 )
+from pytest_vibecheck.execute.screen import screen
 from pytest_vibecheck.execute.spec import Task
 from pytest_vibecheck.execute.verdict import Verdict, decide
 from pytest_vibecheck.types import TEST_STATUSES, TestStatus
@@ -86,6 +88,10 @@ class ExecSettings:
     - ``environment``: id of the execution environment the sandbox's interpreter belongs to
       (``bigvibebench@<lock sha256 prefix>``, :mod:`pytest_vibecheck.execute.environments`;
       empty for the interpreter running pytest-vibecheck). Part of the cache key.
+    - ``screen``: screen the source of a candidate whose tests share its interpreter
+      (``bigcodebench-unittest``) for reflective constructs before it runs
+      (:mod:`pytest_vibecheck.execute.screen`); each finding is a ``tampered`` reason. On by
+      default; off only to test the layers behind it. Part of the cache key.
     """
 
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
@@ -98,6 +104,7 @@ class ExecSettings:
     grading: str = "paper"
     check_env: bool = True
     environment: str = ""
+    screen: bool = True
 
     def __post_init__(self) -> None:
         if self.time_limit_s is not None and not self.time_limit_s > 0:
@@ -219,6 +226,8 @@ def _fingerprint(problem: Task, settings: ExecSettings) -> dict[str, Any]:
     fp = settings.sandbox.fingerprint()
     fp["grading"] = settings.grading
     fp["startup_s"] = settings.startup_s
+    if not settings.screen:
+        fp["screen"] = False
     if settings.environment:
         fp["environment"] = settings.environment
     cal = settings.calibrator
@@ -427,18 +436,43 @@ def _run_once(
             task_id=problem.task_id,
             network="n/a",
         )
+    if kind in JUDGED_KINDS:
+        try:
+            sres = run_judged(code, problem, limit, settings.grading, sb)
+        except BadTestData as exc:
+            return ExecResult(status="error", message=str(exc), task_id=problem.task_id,
+                              network="n/a")
+        verdict = decide(
+            sres, kind, expected, len(problem.test.cases), known, settings.sandbox.python
+        )
+        return _to_exec_result(sres, verdict, problem, limit, limit_info)
+    if settings.screen:
+        findings = screen(code, task_modules=problem.libs)
+        if findings:
+            reasons = tuple(dict.fromkeys(str(f) for f in findings))[:20]
+            return ExecResult(
+                status="tampered",
+                message=("tampered with its tests: " + "; ".join(reasons))[:2000],
+                task_id=problem.task_id,
+                network="n/a",
+                limits={"time_limit_s": round(limit, 3), **limit_info},
+                tamper=reasons,
+            )
+    test_code = problem.test.code or ""
     payload = {
-        "kind": problem.test.kind,
+        "kind": kind,
         "code": code,
-        "test_code": problem.test.code,
+        "test_code": test_code,
         "test_class": expected.class_name,
         "test_names": list(expected.names),
         "preimport": [*expected.imports, *IMPORT_TIME_PATCHERS],
         "allow_ctypes": _needs_ctypes(problem, expected.imports),
-        "cases": [[c.input, c.output] for c in problem.test.cases],
-        "entry_point": problem.test.entry_point or problem.entry_point,
+        "entry_point": problem.test.entry_point or problem.entry_point or "task_func",
         "time_limit_s": limit,
-        "grading": settings.grading,
+        "free_names": list(free_names(test_code)),
+        "candidate_free_names": list(free_names(code)),
+        "chains": [list(c) for c in attribute_chains(test_code)],
+        "trusted": list(trusted_bindings(problem.canonical_solution or "")),
     }
     sres = run_in_sandbox(script=_HARNESS, payload=payload, settings=sb)
     verdict = decide(

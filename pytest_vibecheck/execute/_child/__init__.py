@@ -1,7 +1,9 @@
 """Code that runs inside the sandbox (standard library only, loaded by file path).
 
-``boot`` sets up namespaces, user and limits; ``zygote`` is the fork server; ``harness`` runs the
-tests of each test kind, from its parts (``audit``, ``steps``, ``snapshot``, ``values``,
-``candidate``, ``run_unittest``, ``run_functional``, ``run_stdin``, with ``guard`` and
-``compare``), which it loads by path. Nothing here may import the rest of the package.
+``boot`` sets up namespaces, the sandbox's own root, user and limits; ``zygote`` is the fork
+server. The job scripts: ``runner`` (the candidate's side of the judged kinds: stdin, calls,
+serving a judge), ``judge`` (HumanEval-style ``check``), ``harness`` (BigCodeBench ``unittest``
+in one interpreter, from its parts ``report``, ``audit``, ``snapshot``, ``calls`` and
+``steps``). ``wire`` carries values across processes and ``compare`` holds the LiveCodeBench
+grading rules; the evaluator imports both. Nothing here may import the rest of the package.
 """

@@ -1,66 +1,65 @@
-"""The audit hook of a run and the guard's installation (inside the sandbox; loaded by
-``harness.py``).
+"""The audit hook of an in-process test run and what it guards (inside the sandbox; loaded by
+``harness.py``; standard library only).
 
-A PEP 578 audit hook (which Python code cannot remove) refuses what would reach the harness's
-or the tests' frames and objects (``docs/sandbox.md``, "Verdict integrity"): ``sys._getframe`` /
-``tb_frame`` / ``gi_frame`` on a stack that holds harness or test code, ``gc.get_referrers`` and
-friends, ``sys._current_frames``, tracing and profiling hooks, new audit hooks, raw memory access
-through ``ctypes``, ``/proc/*/mem``, changing the classes of ``unittest`` or of the tests,
-swapping ``sys.unraisablehook``; each refused attempt is recorded as tampering.
-:func:`install_guard` sets it up with the result pipes, ``sys.unraisablehook`` and
-``sys._getframe`` of the run, protects and freezes the test framework's classes and may make
-``ctypes`` unavailable.
+The tests of the ``bigcodebench-unittest`` kind share the candidate's interpreter, so the run's
+threads are of two kinds: *trusted* ones (the harness's main thread and the test threads, on
+which no candidate code ever runs: ``calls.py``'s tracer reports any that does) and the
+candidate's (its import, every call into it, and any thread it starts). A PEP 578 audit hook,
+which Python code cannot remove, refuses on the candidate's threads what would reach the tests'
+or the harness's objects, and each refusal is recorded as tampering:
+
+- frames of the tests or of the harness: ``tb_frame``, ``gi_frame``, ``cr_frame``,
+  ``ag_frame`` and ``sys._getframe`` whose frame chain holds test or harness code (the
+  candidate's own frames, its own exceptions' tracebacks included, are always allowed: a call
+  thread's stack holds nothing else), the code and defaults of test or harness functions;
+- ``gc.get_objects`` / ``get_referrers`` (and ``get_referents`` of frames, tracebacks,
+  generators and coroutines), ``sys._current_frames``, ``sys._current_exceptions``;
+- changing ``__code__``, ``__defaults__`` or ``__kwdefaults__`` of a function that is not the
+  candidate's, giving a module a class of the candidate's, adding an audit hook;
+- ``/proc/*/mem``, ``fd``, ``environ`` and the like, links into ``/proc``, raw memory through
+  ``ctypes`` (and ``ctypes`` altogether when the task does not need it).
+
+On trusted threads the hook refuses only new audit hooks: library code there (``logging``,
+``typing``, ``traceback``, pandas) reads frames as it does anywhere. Alarms go to the alarm
+pipe at once (``Alarm``): a record the candidate can add to but never take back.
 """
 
 # ruff: noqa: PTH100, PTH118, PTH120
-# (os.path, not pathlib: the harness keeps its imports to the minimum it needs.)
+# (os.path, not pathlib: the sandbox's scripts keep their imports to the minimum they need.)
 
 from __future__ import annotations
 
 import _thread
 import contextlib
 import ctypes
-import json
-import linecache
 import os
 import sys
-import traceback
 import types
-import unittest
 from typing import Any
-
-_parts: dict[str, Any] = globals()["_VIBECHECK_PARTS"]  # loaded before this file (harness.py)
-guard = _parts["guard"]
-_Encoder = _parts["values"].Encoder
-
-#: Prefix of the line a forked stdin case writes to its stderr when the audit hook refused
-#: something (the case's own harness state dies with it).
-TAMPER_MARK = b"\0vibecheck-tamper: "
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
-#: The files of the sandbox child (this folder; ``harness.CHILD_FILES``).
-CHILD_FILES: tuple[str, ...] = globals()["_VIBECHECK_CHILD_FILES"]
+#: The files of the sandbox child (``harness.CHILD_FILES``).
+CHILD_FILES: tuple[str, ...] = globals().get("_VIBECHECK_CHILD_FILES", ())
+#: The file name the test source is compiled under.
+TEST_FILE = "tests.py"
+#: The file name the candidate is compiled under.
+CANDIDATE_FILE = "candidate.py"
 
 # Pristine references, taken when this file is loaded (before any candidate code runs).
-_write, _pipe, _set_blocking, _getcwd = os.write, os.pipe, os.set_blocking, os.getcwd
+_write = os.write
 _get_ident = _thread.get_ident
-_real_getframe = sys._getframe
 _modules = sys.modules
-_FunctionType = types.FunctionType
-_normpath, _join = os.path.normpath, os.path.join
-_Denied = guard.Denied
+_FunctionType, _ModuleType = types.FunctionType, types.ModuleType
+_normpath, _join, _getcwd = os.path.normpath, os.path.join, os.getcwd
 
-#: Files whose frames code under test may never see (the harness, its bootstrap, the tests).
-PROTECTED_FILES = {os.path.join(_HERE, name) for name in CHILD_FILES} | {"tests.py"}
-for _m in ("runpy",):
-    with contextlib.suppress(Exception):
-        PROTECTED_FILES.add(os.path.realpath(str(__import__(_m).__file__)))
+#: Files whose frames and functions the candidate may never reach: the harness and the tests.
+PROTECTED_FILES = frozenset({os.path.join(_HERE, name) for name in CHILD_FILES}
+                            | {TEST_FILE, "<vibecheck-proxy>", "<vibecheck-tracer>",
+                               "<vibecheck-guard>"})
 
-#: Audit events refused outright (each is recorded as tampering).
 _DENY = frozenset(
     {
-        "sys.addaudithook",
         "sys._current_frames",
         "sys._current_exceptions",
         "gc.get_objects",
@@ -75,86 +74,25 @@ _DENY = frozenset(
 )
 _WATCH = _DENY | frozenset(
     {
+        "sys.addaudithook",
         "gc.get_referents",
         "sys._getframe",
         "object.__getattr__",
         "object.__setattr__",
         "object.__delattr__",
-        "sys.settrace",
-        "sys.setprofile",
-        "sys.unraisablehook",
         "open",
         "os.symlink",
         "ctypes.call_function",
         "ctypes.dlsym",
         "ctypes.dlsym/handle",
         "import",
-        "vibecheck.tamper",
     }
 )
-CHILD_HIDDEN = frozenset(PROTECTED_FILES)
-#: Files whose frames ``sys._getframe`` never returns nor reaches through ``f_back``: the
-#: protected ones less ``guard.py``. A candidate thread starts in ``guard.exec_code`` or
-#: ``guard.run_one``, whose frames hold only the candidate's own code and namespace (or the
-#: test, reached through ``tests.py`` frames, which stay refused), so a frame asked for while
-#: the candidate module is imported is the real one: libraries that read their importer's
-#: frame at import time (statsmodels' ``PytestTester``: ``sys._getframe(1).f_locals
-#: ['__file__']``, reached by ``import seaborn``) get what they expect.
-_GETFRAME_PROTECTED = PROTECTED_FILES - {os.path.join(_HERE, "guard.py")}
-_FRAME_ATTRS = frozenset({"gi_frame", "cr_frame", "ag_frame"})
-
-# The standard library's traceback summaries (traceback.format_exc, logging.exception,
-# multiprocessing and concurrent.futures sending a worker's error back) read ``tb_frame``
-# of tracebacks whose frames run on top of the tests' frames. They may, but only when the
-# frames cannot leave the traceback module's own code: the reading generator (``walk_tb``,
-# or ``_walk_tb_with_full_positions`` from Python 3.11) is advanced directly by
-# ``StackSummary`` extraction without ``capture_locals``, both running the pristine code with
-# the pristine module globals, and what that code hands the frames' data to (``linecache``
-# and its ``lazycache``, ``FrameSummary``) is pristine too: it keeps only file names, line
-# numbers and function names. Taken when this file is loaded, before any candidate code.
-_TB_GLOBALS = traceback.__dict__
-_TB_WALKERS = frozenset(
-    f.__code__ for f in (getattr(traceback, "walk_tb", None), getattr(traceback, "_walk_tb_with_full_positions", None))
-    if isinstance(f, types.FunctionType)
-)
-_TB_SUMMARIES = frozenset(
-    m.__func__.__code__ for m in (
-        traceback.StackSummary.__dict__.get("extract"),
-        traceback.StackSummary.__dict__.get("_extract_from_extended_frame_gen"),
-    )
-    if isinstance(m, classmethod) and isinstance(m.__func__, types.FunctionType)
-)
-_TB_PRISTINE = (
-    ("linecache", linecache),
-    ("FrameSummary", traceback.FrameSummary),
-)
-_LINECACHE_GLOBALS = linecache.__dict__
-_LAZYCACHE = linecache.lazycache
-
-
-def _summary_only(reader: Any) -> bool:
-    """True when ``reader`` (the frame reading ``tb_frame``) is the traceback module's walker
-    advanced by its summary extraction, as described above (nothing of the frames can reach
-    other code)."""
-    if reader.f_code not in _TB_WALKERS or reader.f_globals is not _TB_GLOBALS:
-        return False
-    consumer = reader.f_back
-    if consumer is None or consumer.f_code not in _TB_SUMMARIES or consumer.f_globals is not _TB_GLOBALS:
-        return False
-    if consumer.f_locals.get("capture_locals", True) is not False:
-        return False
-    if any(_TB_GLOBALS.get(name) is not value for name, value in _TB_PRISTINE):
-        return False
-    return _LINECACHE_GLOBALS.get("lazycache") is _LAZYCACHE
-#: Types whose ``gc.get_referents`` are frames (none can be subclassed).
+_FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+_FUNC_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 _FRAME_HOLDERS = frozenset(
-    {
-        types.FrameType,
-        types.TracebackType,
-        types.GeneratorType,
-        types.CoroutineType,
-        types.AsyncGeneratorType,
-    }
+    {types.FrameType, types.TracebackType, types.GeneratorType, types.CoroutineType,
+     types.AsyncGeneratorType}
 )
 _PROC_DENY = frozenset({"mem", "pagemap", "map_files", "fd", "fdinfo", "environ", "root", "cwd"})
 _CTYPES_ADDRS = frozenset(
@@ -168,8 +106,30 @@ _CTYPES_ADDRS = frozenset(
     if a
 )
 _CAST_ADDR = int(getattr(ctypes, "_cast_addr", 0) or 0)
+_ADDRESS_MIN = 1 << 32
 _IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE (3.10+): type.__setattr__ refuses
 _memmove = ctypes.memmove
+
+
+class Denied(RuntimeError):
+    """Raised by the sandbox's audit hook for an operation the tests' integrity forbids."""
+
+
+class Alarm:
+    """Where tampering is reported: one line per reason on a pipe the harness's main thread
+    reads. Writing is all it can do; what is written stays written."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __call__(self, reason: str, _w: Any = _write) -> None:
+        with contextlib.suppress(OSError):
+            _w(self.fd, (reason.replace("\n", " ")[:300] + "\n").encode("utf-8", "replace"))
+
+
+# ------------------------------------------------------------------------------ freezing
 
 
 def _flags_offset() -> int | None:
@@ -197,23 +157,32 @@ def freeze(cls: type) -> bool:
 
 
 #: Modules whose classes are frozen before the candidate runs.
-_FROZEN_MODULES = (
+FROZEN_MODULES = (
     "unittest.case",
     "unittest.loader",
     "unittest.suite",
     "unittest.result",
     "unittest.runner",
     "unittest.util",
-    "json.encoder",
-    "json.decoder",
 )
-_ADDRESS_MIN = 1 << 32
 
 
-def _chain_protected(frame: Any, files: set[str] = PROTECTED_FILES) -> bool:
+def freeze_framework() -> None:
+    """Freeze the classes of the test framework (``unittest``)."""
+    for name in FROZEN_MODULES:
+        module = _modules.get(name)
+        for value in list(vars(module).values()) if module is not None else ():
+            if type(value) is type and getattr(value, "__module__", "") == name:
+                freeze(value)
+
+
+# ------------------------------------------------------------------------------ the policy
+
+
+def _chain_protected(frame: Any) -> bool:
     n = 0
     while frame is not None and n < 2000:
-        if frame.f_code.co_filename in files:
+        if frame.f_code.co_filename in PROTECTED_FILES:
             return True
         frame = frame.f_back
         n += 1
@@ -242,123 +211,142 @@ def _ctypes_call_denied(args: Any) -> bool:
     if func == _CAST_ADDR and params and type(params[0]) is int:
         return True
     for p in params:
-        value = p
-        if isinstance(p, ctypes._SimpleCData):
-            value = p.value
+        value = p.value if isinstance(p, ctypes._SimpleCData) else p
         if type(value) is int and value >= _ADDRESS_MIN:
             return True
     return False
 
 
-def _audit_reason(
-    st: Any, event: str, args: tuple[Any, ...], formatter: types.CodeType
-) -> str | None:
-    """Why the audit event is refused (``-`` first: refused but not tampering; ``+`` first: a
-    module this run does without), or None when it is allowed."""
-    if event in _DENY:
-        return f"called {event}"
-    if event == "gc.get_referents":
-        # refused (and recorded) on frames, tracebacks, generators and coroutines, whose
-        # referents are the frames the audit hook guards; allowed on anything else, whose
-        # referents the caller can reach anyway: pandas < 3 calls it on every chained
-        # assignment (NDFrame._check_setitem_copy, on a DataFrame or on None).
-        objs = args[0] if args and type(args[0]) is tuple else args
-        if any(type(o) in _FRAME_HOLDERS for o in objs):
+def candidate_function(fn: Any, namespace: dict[str, Any]) -> bool:
+    """True for a function of the candidate's (its code or its globals are the candidate's)."""
+    code = fn.__code__
+    return code.co_filename == CANDIDATE_FILE or fn.__globals__ is namespace
+
+
+def candidate_class(cls: Any, namespace: dict[str, Any]) -> bool:
+    """True for a class any of whose methods (in its MRO) is a function of the candidate's."""
+    try:
+        mro = type.__dict__["__mro__"].__get__(cls)
+    except Exception:
+        return False
+    for klass in mro:
+        for value in type.__dict__["__dict__"].__get__(klass).values():
+            fn = getattr(value, "__func__", value)
+            if type(fn) is _FunctionType and candidate_function(fn, namespace):
+                return True
+    return False
+
+
+class Policy:
+    """What the run's audit hook decides (see the module docstring)."""
+
+    def __init__(self, alarm: Alarm, namespace: dict[str, Any], trusted: set[int]) -> None:
+        self.alarm = alarm
+        self.namespace = namespace
+        self.trusted = trusted
+        self.block_ctypes = False
+        self.guard: Any = None
+
+    def reason(self, event: str, args: tuple[Any, ...]) -> str | None:
+        """Why ``event`` is refused on this thread (``+``: a module this run does without,
+        refused but not tampering), or None when it is allowed."""
+        if event == "sys.addaudithook":
+            return "added an audit hook"
+        if event == "import":
+            name = args[0] if args else ""
+            if self.block_ctypes and isinstance(name, str) and (
+                name in ("ctypes", "_ctypes") or name.startswith("ctypes.")
+            ):
+                return "+" + name
+            return None
+        if _get_ident() in self.trusted:
+            return None
+        return self._candidate(event, args)
+
+    def _candidate(self, event: str, args: tuple[Any, ...]) -> str | None:
+        if event in _DENY:
             return f"called {event}"
+        if event == "gc.get_referents":
+            objs = args[0] if args and type(args[0]) is tuple else args
+            if any(type(o) in _FRAME_HOLDERS for o in objs):
+                return f"called {event} on frames"
+            return None
+        if event == "sys._getframe":
+            return "reached the tests' frames (sys._getframe)" if _chain_protected(args[0]) else None
+        if event == "object.__getattr__":
+            target, name = args[0], args[1]
+            if name in _FRAME_ATTRS:
+                frame = getattr(target, name, None)
+                if frame is not None and _chain_protected(frame):
+                    return f"reached the tests' frames ({name})"
+            elif (name in _FUNC_ATTRS and type(target) is _FunctionType
+                  and target.__code__.co_filename in PROTECTED_FILES):
+                return f"read {name} of {target.__qualname__} (the tests' code)"
+            return None
+        if event in ("object.__setattr__", "object.__delattr__"):
+            target, name = args[0], args[1]
+            if name in _FUNC_ATTRS and type(target) is _FunctionType:
+                filename = target.__code__.co_filename
+                # a library's or the tests' function; functions generated at run time
+                # (``<string>``: namedtuple's __new__, whose defaults it sets) are left alone
+                if (filename.startswith("/") or filename in PROTECTED_FILES) and not (
+                    candidate_function(target, self.namespace)
+                ):
+                    return f"changed {name} of {target.__module__}.{target.__qualname__}"
+            elif name == "__class__" and isinstance(target, _ModuleType):
+                new = args[2] if len(args) > 2 else None
+                if new is not None and candidate_class(new, self.namespace):
+                    return f"gave module {target.__name__} a class of its own"
+                if self.guard is not None and type(target) is self.guard:
+                    return f"took the guard off module {target.__name__}"
+            return None
+        if event == "open":
+            return "opened a /proc file of a process" if _proc_path(args[0]) else None
+        if event == "os.symlink":
+            return "made a link into /proc" if "proc" in str(args[0]) else None
+        if event == "ctypes.call_function":
+            return "read or wrote raw memory with ctypes" if _ctypes_call_denied(args) else None
+        if event in ("ctypes.dlsym", "ctypes.dlsym/handle"):
+            name = args[1] if len(args) > 1 else ""
+            if isinstance(name, str) and name.startswith(("Py", "_Py", "process_vm", "ptrace")):
+                return f"looked up {name} with ctypes"
         return None
-    if event == "sys._getframe":
-        if _chain_protected(args[0], _GETFRAME_PROTECTED):
-            return "-sys._getframe on the harness's or the tests' frames"
-        return None
-    if event == "object.__getattr__":
-        name = args[1]
-        if name == "tb_frame":
-            reader = _real_getframe(2)
-            if reader.f_code is formatter or _summary_only(reader):
-                return None
-            if _chain_protected(args[0].tb_frame):
-                return "-tb_frame of the harness's or the tests' frames"
-        elif name in _FRAME_ATTRS:
-            frame = getattr(args[0], name, None)
-            if frame is not None and _chain_protected(frame):
-                return f"-{name} of the harness's or the tests' frames"
-        return None
-    if event in ("object.__setattr__", "object.__delattr__"):
-        target, name = args[0], args[1]
-        if id(target) in st.protected_ids:
-            return f"changed {getattr(target, '__qualname__', '?')}.{name}"
-        if (
-            type(target) is _FunctionType
-            and name in ("__code__", "__defaults__", "__kwdefaults__")
-            and target.__code__.co_filename in PROTECTED_FILES
-        ):
-            return f"changed {name} of {target.__qualname__}"
-        return None
-    if event in ("sys.settrace", "sys.setprofile"):
-        return f"called {event}"
-    if event == "import":
-        name = args[0] if args else ""
-        if st.block_ctypes and isinstance(name, str) and (
-            name in ("ctypes", "_ctypes") or name.startswith("ctypes.")
-        ):
-            return "+" + name
-        return None
-    if event == "sys.unraisablehook":
-        return None if args[0] is st.unraisable else "replaced sys.unraisablehook"
-    if event == "open":
-        return "opened a /proc file of a process" if _proc_path(args[0]) else None
-    if event == "os.symlink":
-        return "made a link into /proc" if "proc" in str(args[0]) else None
-    if event == "ctypes.call_function":
-        return "read or wrote raw memory with ctypes" if _ctypes_call_denied(args) else None
-    if event in ("ctypes.dlsym", "ctypes.dlsym/handle"):
-        name = args[1] if len(args) > 1 else ""
-        if isinstance(name, str) and name.startswith(("Py", "_Py", "process_vm", "ptrace")):
-            return f"looked up {name} with ctypes"
-        return None
-    if event == "vibecheck.tamper":
-        st.flag(str(args[0]) if args else "tampered")
-    return None
 
 
-def _make_hook(st: Any, formatter: types.CodeType) -> Any:
-    """The audit hook of the run (closure over ``st``; referenced by nothing Python can see)."""
+def make_hook(policy: Policy) -> Any:
+    """The run's audit hook (a closure over ``policy``; nothing Python can see refers to it)."""
     busy: set[int] = set()
-    getpid = os.getpid
     get_ident = _get_ident
-    denied = _Denied
+    denied = Denied
+    alarm = policy.alarm
+    watch = _WATCH
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event not in _WATCH:
+        if event not in watch:
             return
         tid = get_ident()
         if tid in busy:
             return
         busy.add(tid)
         try:
-            reason = _audit_reason(st, event, args, formatter)
+            reason = policy.reason(event, args)
         except Exception:
             reason = None
         finally:
             busy.discard(tid)
         if reason is None:
             return
-        if reason.startswith("-"):
-            raise denied(f"vibecheck sandbox: {reason[1:]} is not allowed")
         if reason.startswith("+"):  # a module this run does without (ctypes)
             raise ModuleNotFoundError(
                 f"No module named {reason[1:]!r} (not available in this sandbox)", name=reason[1:]
             )
-        st.flag(reason)
-        if getpid() != st.pid:  # a forked LiveCodeBench case: tell the harness on stderr
-            with contextlib.suppress(OSError):
-                _write(2, b"\n" + TAMPER_MARK + reason.encode("utf-8", "replace") + b"\n")
+        alarm(reason)
         raise denied(f"vibecheck sandbox: {reason} is not allowed (recorded as tampering)")
 
     return hook
 
 
-def _block_ctypes(st: Any) -> None:
+def block_ctypes(policy: Policy) -> None:
     """Make ``ctypes`` unavailable to this run (the evaluator decided the task does not need
     it): raw memory access is the one thing an audit hook cannot follow. Removed from
     ``sys.modules`` and from the modules that hold it; importing it again is refused."""
@@ -371,35 +359,4 @@ def _block_ctypes(st: Any) -> None:
         for key, value in list(d.items()):
             if any(value is g for g in gone):
                 d[key] = None
-    st.block_ctypes = True
-
-
-def install_guard(st: Any, allow_ctypes: bool = True, module: str = "__main__") -> None:
-    """Pipes, the audit hook, ``sys.unraisablehook`` and ``sys._getframe`` of this run."""
-    st.decoy = guard.make_decoy(module)
-    st.tok_r, st.tok_w = _pipe()
-    st.done_r, st.done_w = _pipe()
-    st.msg_r, st.msg_w = _pipe()
-    for fd in (st.tok_r, st.done_r, st.msg_r):
-        _set_blocking(fd, False)
-    hidden = frozenset(PROTECTED_FILES - {"tests.py"}) | {os.path.dirname(unittest.__file__) + "/"}
-    st.unraisable = guard.make_unraisable(st.msg_w, hidden)
-    sys.unraisablehook = st.unraisable
-    for module_name in list(_modules):
-        if module_name == "unittest" or module_name.startswith("unittest."):
-            for value in list(vars(_modules[module_name]).values()):
-                if isinstance(value, type):
-                    st.protect(value)
-    for cls in (guard.Denied, json.JSONEncoder, json.JSONDecoder, _Encoder):
-        st.protect(cls)
-    for module_name in _FROZEN_MODULES:
-        frozen = _modules.get(module_name)
-        for value in list(vars(frozen).values()) if frozen is not None else ():
-            if type(value) is type and getattr(value, "__module__", "") == module_name:
-                freeze(value)
-    for cls in (_Encoder, guard.Denied):
-        freeze(cls)
-    if not allow_ctypes:
-        _block_ctypes(st)
-    sys.addaudithook(_make_hook(st, guard.format_tb.__code__))
-    sys._getframe = guard.make_safe_getframe(_real_getframe, st.decoy)
+    policy.block_ctypes = True

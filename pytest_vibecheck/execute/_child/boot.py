@@ -5,11 +5,13 @@ launches, usually inside ``unshare`` (new network, mount, PID and IPC namespaces
 as trusted code *before* any candidate code and, in this order:
 
 1. reads the JSON config (root-only file) and deletes it, so nothing run later can read the
-   run's key; the result channel is the pipe on file descriptor ``RESULT_FD`` (argv[2]);
-2. with a mount namespace: hides host folders the run does not need (home folders, the
-   project, ``/run``) behind empty ``tmpfs`` (binding back only the interpreter's own
-   folders), mounts private ``tmpfs`` over the world-writable folders (``/tmp``,
-   ``/var/tmp``, ``/dev/shm``, ``/run/lock``) and a size-capped ``tmpfs`` as the work folder;
+   run's key; the result channel is the pipe on file descriptor 3 and a job's extra pipes follow
+   it (4, 5, ...; argv[2] lists the numbers the launcher passed them under: :func:`arrange_fds`);
+2. with a mount namespace: builds the sandbox's own root (:func:`_view`): an empty ``tmpfs``
+   with only the system's and the interpreter's folders bound read-only, fresh ``/dev``,
+   ``/proc``, ``/tmp``, ``/var/tmp`` and ``/dev/shm``, and a size-capped ``tmpfs`` as the
+   work folder, then ``pivot_root`` into it: nothing else of the host (the project, the
+   benchmark data, home folders, host sockets, other sandboxes) exists there;
 3. as PID 1 of a new PID namespace: forks; PID 1 only reaps children, and when the worker
    exits the kernel kills every process left in the namespace;
 4. sets the resource limits (address space relative to this process's own size *now*,
@@ -29,7 +31,7 @@ Exit status 121 means the bootstrap itself failed (reported as a sandbox error, 
 model failure).
 """
 
-# ruff: noqa: PTH100, PTH103, PTH108, PTH112, PTH114, PTH118, PTH120, PTH123, PTH208, SIM105
+# ruff: noqa: PTH100, PTH102, PTH103, PTH106, PTH108, PTH110, PTH112, PTH114, PTH115, PTH118, PTH120, PTH123, PTH208, PTH211, SIM105
 # (os.path/open on purpose: this low-level code runs at every sandbox start, where
 #  importing pathlib costs time, and it works with raw file descriptors and mounts.)
 
@@ -128,55 +130,92 @@ def _mount(
         raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
 
 
-def _private_tmp(cfg: dict[str, Any], libc: object) -> list[str]:
-    """Mount tmpfs over each world-writable folder; bind back the work folder (and any
-    interpreter folder that lives there, e.g. a virtual environment in /tmp) at its own path."""
-    folders = [f for f in cfg.get("tmp_dirs", []) if os.path.isdir(f) and not os.path.islink(f)]
+_MS_RDONLY = 1
+_MS_REMOUNT = 32
+_MS_REC = 16384
+_MNT_DETACH = 2
+#: ``pivot_root`` system call numbers (no C library wraps it).
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 
-    def inside(path: str) -> bool:
-        return any(path.startswith(f.rstrip("/") + "/") for f in folders)
 
-    wanted = list(cfg.get("keep_paths", []))
-    if not cfg.get("work_bytes"):
-        wanted.insert(0, cfg["workdir"])
-    keep = [
-        (p, os.open(p, os.O_RDONLY | os.O_DIRECTORY))
-        for p in wanted
-        if inside(p) and os.path.isdir(p)
-    ]
+def _bind_ro(libc: object, source: str, target: str) -> None:
+    if os.path.isdir(source):
+        os.makedirs(target, mode=0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        with open(target, "a", encoding="utf-8"):
+            pass
+    _mount(libc, source, target, None, _MS_BIND | _MS_REC, None)
+    _mount(libc, "none", target, None,
+           _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None)
+
+
+def _view(cfg: dict[str, Any], libc: object) -> list[str]:
+    """Build the sandbox's own root and move into it: an empty ``tmpfs`` with only the
+    ``view`` folders bound read-only (the system and the interpreter's own folders), a fresh
+    ``/dev`` with the harmless devices, this run's ``/proc``, private ``tmpfs`` for ``/tmp``,
+    ``/var/tmp`` and ``/dev/shm``, the work folder (a size-capped ``tmpfs``), and the masked
+    folders hidden again. ``pivot_root`` then leaves nothing else of the host reachable.
+    Returns the visible folders."""
+    import platform
+
+    view = cfg["view"]
+    root = str(view["root"])
+    os.makedirs(root, mode=0o755, exist_ok=True)
+    _mount(libc, "tmpfs", root, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=755,size=16m")
     size = int(cfg.get("tmpfs_bytes") or 256 * 1024 * 1024)
-    for folder in folders:
-        _mount(libc, "tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={size}")
-    for path, fd in keep:
-        os.makedirs(path, mode=0o755, exist_ok=True)
-        _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND, None)
-        os.close(fd)
-    return folders
-
-
-def _work_tmpfs(cfg: dict[str, Any], libc: object) -> None:
-    """Mount a ``tmpfs`` of ``work_bytes`` as the work folder (owned by the sandbox's user)."""
-    path = cfg["workdir"]
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    opts = f"mode=0700,size={int(cfg['work_bytes'])}"
+    for folder in ("/tmp", "/var/tmp"):
+        os.makedirs(root + folder, mode=0o755, exist_ok=True)
+        _mount(libc, "tmpfs", root + folder, "tmpfs", _MS_NOSUID | _MS_NODEV,
+               f"mode=1777,size={size}")
+    shown: list[str] = []
+    for path in view["ro"]:
+        if not os.path.lexists(path):
+            continue
+        if os.path.islink(path) and os.path.dirname(path) == "/":
+            os.symlink(os.readlink(path), root + path)  # /bin -> usr/bin on merged /usr
+        else:
+            _bind_ro(libc, path, root + path)
+        shown.append(path)
+    dev = root + "/dev"
+    os.makedirs(dev, mode=0o755, exist_ok=True)
+    _mount(libc, "tmpfs", dev, "tmpfs", _MS_NOSUID, "mode=755,size=64k")
+    for name in _DEVICES:
+        if os.path.exists("/dev/" + name):
+            with open(dev + "/" + name, "a", encoding="utf-8"):
+                pass
+            _mount(libc, "/dev/" + name, dev + "/" + name, None, _MS_BIND, None)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, dev + "/" + name)
+    os.makedirs(dev + "/shm", mode=0o755)
+    _mount(libc, "tmpfs", dev + "/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={size}")
+    os.makedirs(root + "/proc", mode=0o555, exist_ok=True)
+    _mount(libc, "/proc", root + "/proc", None, _MS_BIND | _MS_REC, None)
+    work = root + cfg["workdir"]
+    os.makedirs(work, mode=0o700, exist_ok=True)
+    opts = f"mode=0700,size={int(cfg.get('work_bytes') or size)}"
     if cfg.get("uid") is not None:
         opts += f",uid={int(cfg['uid'])},gid={int(cfg.get('gid', cfg['uid']))}"
-    _mount(libc, "tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, opts)
-
-
-def _expose(cfg: dict[str, Any], libc: object, key: str = "expose") -> None:
-    """Hide each folder of ``cfg[key]`` behind an empty tmpfs; bind back only what is needed
-    (``expose``: root-only folders the interpreter lives in; ``hide``: host folders the run
-    must not see, such as home folders and the project)."""
-    for ancestor, paths in cfg.get(key, []):
-        if not os.path.isdir(ancestor):
-            continue
-        fds = [(p, os.open(p, os.O_RDONLY | os.O_DIRECTORY)) for p in paths if os.path.isdir(p)]
-        _mount(libc, "tmpfs", ancestor, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=755,size=1m")
-        for p, fd in fds:
-            os.makedirs(p, mode=0o755, exist_ok=True)
-            _mount(libc, f"/proc/self/fd/{fd}", p, None, _MS_BIND, None)
-            os.close(fd)
+    _mount(libc, "tmpfs", work, "tmpfs", _MS_NOSUID | _MS_NODEV, opts)
+    for path in view.get("masks", []):
+        if os.path.isdir(root + path):
+            _mount(libc, "tmpfs", root + path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_RDONLY,
+                   "mode=0,size=4k")
+    os.chdir(root)
+    os.mkdir(".old-root")
+    number = _SYS_PIVOT_ROOT.get(platform.machine())
+    if number is not None and libc.syscall(number, b".", b".old-root") == 0:  # type: ignore[attr-defined]
+        os.chroot(".")
+        os.chdir("/")
+        libc.umount2(b"/.old-root", _MNT_DETACH)  # type: ignore[attr-defined]
+        os.rmdir("/.old-root")
+    else:  # no pivot_root here: chroot, which an unprivileged process cannot leave
+        os.rmdir(".old-root")
+        os.chroot(".")
+        os.chdir("/")
+    return shown
 
 
 def _loopback_up() -> None:
@@ -298,24 +337,21 @@ def enter(cfg: dict[str, Any], out: object, pid1: bool) -> None:
     facts: dict[str, Any] = {"pid_ns": False, "private_tmp": [], "uid": None, "no_new_privs": False}
     try:
         libc = _libc()
-        if cfg.get("mount_ns") and cfg.get("hide"):
-            _expose(cfg, libc, "hide")
-            facts["hidden"] = [a for a, _ in cfg["hide"] if os.path.isdir(a)]
-        if cfg.get("mount_ns") and cfg.get("tmp_dirs"):
-            facts["private_tmp"] = _private_tmp(cfg, libc)
-        if cfg.get("mount_ns") and cfg.get("work_bytes"):
-            _work_tmpfs(cfg, libc)
-            facts["work_bytes"] = int(cfg["work_bytes"])
-        if cfg.get("mount_ns") and cfg.get("expose"):
-            _expose(cfg, libc)
-            facts["exposed"] = [p for _, ps in cfg["expose"] for p in ps]
+        if cfg.get("mount_ns") and cfg.get("view"):
+            facts["view"] = _view(cfg, libc)
+            facts["hidden"] = list(cfg["view"].get("masks", []))
+            facts["private_tmp"] = ["/tmp", "/var/tmp", "/dev/shm"]
+            facts["work_bytes"] = int(cfg.get("work_bytes") or 0)
         if cfg.get("net_ns"):
             _loopback_up()
         if pid1:
             facts["pid_ns"] = True
             sys.stdout.flush()
             sys.stderr.flush()
-            worker = os.fork()
+            # a job that runs the candidate only in processes it forks (``runner.py``) is PID 1
+            # itself: no process of its namespace can then signal it (the kernel drops
+            # SIGKILL and SIGSTOP sent to a namespace's init from inside)
+            worker = 0 if cfg.get("job_is_init") else os.fork()
             if worker:
                 _reap_as_init(worker)
         _set_limits(cfg, facts)
@@ -386,9 +422,28 @@ def open_job(
     return Channel(result_fd, bytes.fromhex(cfg["key"])), source
 
 
+def arrange_fds(fds: list[int]) -> None:
+    """Put ``fds`` (the result pipe, then the job's extra pipes) at descriptors 3, 4, ... as the
+    fork server's children have them, whatever numbers the launcher passed them under."""
+    import fcntl
+
+    base = 3 + len(fds)
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, base) for fd in fds]
+    for fd in fds:
+        if fd not in high:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    for target, fd in enumerate(high, start=3):
+        os.dup2(fd, target)
+        os.close(fd)
+
+
 def main() -> None:
     cfg = load_config(sys.argv[1])
-    out, source = open_job(cfg, int(sys.argv[2]))
+    arrange_fds([int(x) for x in sys.argv[2].split(",")])
+    out, source = open_job(cfg, 3)
     enter(cfg, out, pid1=bool(cfg.get("pid_ns")) and os.getpid() == 1)
     run_job(cfg, out, source)
 

@@ -1,122 +1,78 @@
-"""Runs a problem's tests against a candidate program inside the sandbox (standard library only).
+"""Runs a BigCodeBench-style ``unittest`` test source against a candidate in one interpreter
+(inside the sandbox; standard library only).
 
-Loaded by the sandbox bootstrap, which calls ``main(payload, out)``; ``out`` is the sealed
-result channel (:class:`boot.Channel`). One JSON line is written to it::
+Loaded by the sandbox bootstrap, which calls ``main(payload, out)``; ``out`` is the sealed result
+channel (:class:`boot.Channel`). One JSON line is written to it::
 
-    {"kind": str, "import": [outcome, message, missing], "tests": [[name, outcome, message,
-     missing], ...], "cases": [[outcome, message, missing], ...], "tamper": [reason, ...],
-     "test_time_s": float, "cpu_time_s": float, "harness_error": str (only when the harness itself failed),
-     "candidate_ran": bool}
+    {"kind": "bigcodebench-unittest", "import": [outcome, message, missing],
+     "load": [outcome, message, missing], "tests": [[name, outcome, message, missing], ...],
+     "tamper": [reason, ...], "test_time_s": float, "cpu_time_s": float,
+     "harness_error": str (only when the harness itself failed), "candidate_ran": bool}
 
-``outcome`` is ``pass``, ``fail``, ``timeout`` or ``notrun``; ``missing`` is the module name
-of a ``ModuleNotFoundError``, ``nltk_data:ID=PATH`` for NLTK's ``LookupError`` for missing
-data (the evaluator decides whether it is the environment's fault: it checks that the module
-or data is really absent), or ``""``. The harness never decides ``error`` or
-``skipped``: the evaluator does, from what it observes itself.
+``outcome`` is ``pass``, ``fail``, ``timeout`` or ``notrun``; ``missing`` names a module (or
+NLTK data) a failure reports missing: the evaluator decides whether that is the environment's
+fault. The harness never decides ``error`` or ``skipped``.
 
-How a verdict stays out of the candidate's reach (``docs/sandbox.md``, "Verdict integrity"):
+These tests must share the candidate's interpreter (they inspect the DataFrames, plots and files
+it makes, and patch the libraries it calls), so the surface between the two is kept small and
+closed (``docs/sandbox.md``, "Verdict integrity"):
 
-- the harness's code runs on the main thread and never calls code of the candidate; the
-  candidate's import, the test source and every test run on threads started with
-  ``_thread.start_new_thread`` whose target is a C-level chain (``functools.partial`` of
-  ``collections.deque(map(operator.call, steps), 0)``): first the work
-  (:func:`guard.run_one`), then ``os.write(pipe, token)`` of a one-time random token. A test
-  passes only when its token arrives: the candidate would have to produce 16 random bytes
-  that exist only inside that chain, which no Python object it can reach refers to
+- the test source runs in a namespace of its own, never the candidate's module: the names it
+  expects from the program under test are bound for it, the prompt's imports and constants
+  from the task's reference (``payload["trusted"]``), ``task_func`` and the other functions as
+  proxies into the candidate (``calls.py``), its classes as they are;
+- the candidate's code runs only on its own threads (its import, and each call through a proxy,
+  on a fresh thread whose stack leads to no frame of the tests or of the harness); a tracer on
+  the harness's and the test threads reports any frame of it there (finalizers, callbacks,
+  methods of returned objects, patched library functions);
+- the identity of everything the tests resolve (the modules, their classes, the test module, the
+  run's hooks) is compared around every call (``snapshot.py``), the audit hook refuses what would
+  reach the tests' or the harness's objects from the candidate's threads (``audit.py``), the test
+  framework's classes are immutable, and a test passes only when its one-time token arrives
   (``steps.py``);
-- a PEP 578 audit hook (which Python code cannot remove) refuses what would reach the
-  harness's or the tests' frames and objects: ``sys._getframe`` / ``tb_frame`` /
-  ``gi_frame`` on a stack that holds harness or test code, ``gc.get_referrers`` and friends,
-  ``sys._current_frames``, tracing and profiling hooks, new audit hooks, raw memory access
-  through ``ctypes``, ``/proc/*/mem``, changing the classes of ``unittest`` or of the tests,
-  swapping ``sys.unraisablehook``; each refused attempt is recorded as tampering
-  (``audit.py``);
-- references to the test framework and to the modules the tests import are taken before the
-  candidate runs and compared after its import and after every test (``snapshot.py``); the
-  result is sealed with a key that lives only in this thread's frames.
+- every sign of tampering is written to an alarm pipe at once; the harness's main thread reads it.
 
-Test kinds (``payload["kind"]``):
-
-- ``bigcodebench-unittest``: candidate and ``TestCases`` executed in one module named
-  ``__test__`` (as BigCodeBench's harness does); each test method named in
-  ``payload["test_names"]`` (parsed from the test source by the evaluator) runs;
-- ``humaneval``: ``check(candidate_function)``;
-- ``functional``: LiveCodeBench call-based tests (the entry point called with the JSON
-  arguments of each case);
-- ``stdin``: LiveCodeBench standard-input programs, each case in a forked process with its
-  own stdin and stdout (a real file: ``sys.stdin.buffer`` works) run as ``__main__`` (this
-  process never runs the candidate).
-
-The kinds run in ``run_unittest.py`` (``bigcodebench-unittest``, ``humaneval``),
-``run_functional.py`` and ``run_stdin.py``. For the two LiveCodeBench kinds, ``payload["grading"]`` (``"paper"``, the default, or
-``"lcb"``) names the grading rule of the sibling ``compare.py``: how the entry point is found,
-whether LiveCodeBench's prelude runs first, and how outputs are compared.
-
-The parts (:data:`PARTS`) are loaded by path when this file is loaded, before any candidate
-code runs, as private modules: not in ``sys.modules``, with this file's builtins (the private
-copy the bootstrap gives it, so code under test that patches ``builtins`` changes nothing the
-harness calls), each seeing the parts loaded before it in ``_VIBECHECK_PARTS``.
+The parts (:data:`PARTS`) are loaded by path when this file is loaded, before any candidate code
+runs, as private modules (not in ``sys.modules``).
 """
 
 # ruff: noqa: PTH100, PTH118, PTH120, PTH123
-# (os.path, not pathlib: the harness keeps its imports to the minimum it needs.)
-
-# ruff: noqa: PTH100, PTH118, PTH120, PTH123
-# (os.path, not pathlib: the harness keeps its imports to the minimum it needs.)
+# (os.path, not pathlib: the sandbox's scripts keep their imports to the minimum they need.)
 
 from __future__ import annotations
 
-# Imported before any candidate code runs, so the guard protects and snapshots them.
-import _thread  # noqa: F401
-import builtins  # noqa: F401
-import collections  # noqa: F401
+# Imported before any candidate code runs, so the snapshots record them.
+import _thread
+import builtins
+import collections
 import contextlib
-import ctypes  # noqa: F401
-import functools  # noqa: F401
+import functools
 import json
 import json.encoder
-import linecache  # noqa: F401
+import linecache
 import math
-import operator  # noqa: F401
+import operator
 import os
-import re  # noqa: F401
-import select  # noqa: F401
-import signal  # noqa: F401
 import sys
-import tempfile  # noqa: F401
 import time
-import traceback
 import types
 import unittest
-import unittest.mock  # noqa: F401
-import weakref  # noqa: F401
+import unittest.mock
 from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
-#: The parts of the harness, in load order (each may use those before it).
-PARTS = (
-    "guard.py",
-    "compare.py",
-    "values.py",
-    "audit.py",
-    "steps.py",
-    "snapshot.py",
-    "candidate.py",
-    "run_unittest.py",
-    "run_functional.py",
-    "run_stdin.py",
-)
+#: The parts of the harness, in load order.
+PARTS = ("report.py", "audit.py", "snapshot.py", "calls.py", "steps.py")
 
-#: Every file of the sandbox child (this folder); the audit hook protects their frames and
-#: functions, and a test checks that the list is complete.
-CHILD_FILES = ("harness.py", "boot.py", "zygote.py", *PARTS)
+#: Every file of the sandbox child (this folder); a test checks that the list is complete.
+CHILD_FILES = ("harness.py", "boot.py", "zygote.py", "runner.py", "judge.py", "wire.py",
+               "compare.py", *PARTS)
 
 _VIBECHECK_PARTS: dict[str, types.ModuleType] = {}
 
 
 def _load_sibling(name: str) -> types.ModuleType:
-    """A sibling file loaded by path: inside the sandbox this file is itself run by path."""
     path = os.path.join(_HERE, name)
     module = types.ModuleType("_vibecheck_" + name[:-3])
     module.__file__ = path
@@ -133,32 +89,46 @@ def _load_sibling(name: str) -> types.ModuleType:
 
 for _name in PARTS:
     _load_sibling(_name)
-guard = _VIBECHECK_PARTS["guard"]
-compare = _VIBECHECK_PARTS["compare"]
+report = _VIBECHECK_PARTS["report"]
+audit = _VIBECHECK_PARTS["audit"]
+snapshot = _VIBECHECK_PARTS["snapshot"]
+calls = _VIBECHECK_PARTS["calls"]
+steps = _VIBECHECK_PARTS["steps"]
 
-# Pristine references, taken when this file is loaded (before any candidate code runs): the
-# main thread only ever calls these, never a module attribute looked up later.
+# Pristine references, taken when this file is loaded (before any candidate code runs).
 _exit = os._exit
 _perf = time.perf_counter
+_monotonic = time.monotonic
 _times = os.times
+_read = os.read
+_partial = functools.partial
+_deque = collections.deque
+_call: Any = operator.call  # type: ignore[attr-defined]
 _encode_str: Any = (
     getattr(json.encoder, "c_encode_basestring_ascii", None)
     or json.encoder.py_encode_basestring_ascii
 )
 _dict_items = dict.items
-_State = _VIBECHECK_PARTS["steps"].State
+_TestCase = unittest.TestCase
+_FunctionType = types.FunctionType
+
+#: Frames of these files are left out of the tracebacks of a test report.
+HIDDEN = frozenset({os.path.join(_HERE, n) for n in CHILD_FILES}
+                   | {calls.INVOKE_FILE, calls.PROXY_FILE, "<vibecheck-tracer>", "<vibecheck-step>",
+                      os.path.dirname(unittest.__file__) + "/"})
+CANDIDATE_FILE = "candidate.py"
+#: High descriptor numbers the harness's own pipes are moved to (closed in forked children).
+_FD_BASE = 200
 
 
 def _cpu() -> float:
-    """CPU seconds (user + system) of this process and its waited-for children (for the
-    scheduler's expected durations only, never a verdict)."""
     t = _times()
     return t.user + t.system + t.children_user + t.children_system
 
 
 def _enc(value: object) -> str:
     """JSON text of ``value`` (dict, list, str, int, float, bool, None) built from pristine
-    C functions only: patching ``json`` changes nothing here."""
+    C functions only."""
     if value is None:
         return "null"
     if value is True:
@@ -180,29 +150,275 @@ def _enc(value: object) -> str:
     return str(_encode_str("<not encodable>"))
 
 
-RUNNERS = {
-    "bigcodebench-unittest": _VIBECHECK_PARTS["run_unittest"].run,
-    "humaneval": _VIBECHECK_PARTS["run_unittest"].run,
-    "functional": _VIBECHECK_PARTS["run_functional"].run,
-    "stdin": _VIBECHECK_PARTS["run_stdin"].run,
-}
+def run_one(cls: Any, name: str, _getattr: Any = getattr) -> None:
+    """Run test method ``name`` of ``cls`` as ``unittest`` does (``setUp``, the test,
+    ``tearDown``, cleanups); raise when it did not pass."""
+    case = cls(name)
+    try:
+        case.setUp()
+        try:
+            _getattr(case, name)()
+        finally:
+            case.tearDown()
+    finally:
+        ok = case.doCleanups()
+    if ok is False:
+        raise AssertionError("a cleanup function of the test failed")
+
+
+def _high(fd: int) -> int:
+    import fcntl
+
+    new = fcntl.fcntl(fd, fcntl.F_DUPFD, _FD_BASE)
+    os.close(fd)
+    return new
+
+
+def _code_objects(code: types.CodeType) -> set[types.CodeType]:
+    out = {code}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            out |= _code_objects(const)
+    return out
+
+
+def _class_tests(cls: Any, names: list[str], codes: set[types.CodeType]) -> str | None:
+    """Check the test class the test source defined; None when it is sound, else why not."""
+    if type(cls) is not type:
+        return "the test class is missing or was replaced"
+    mro = type.__dict__["__mro__"].__get__(cls)
+    if _TestCase not in mro:
+        return "the test class does not derive from unittest.TestCase"
+    for name in names:
+        found = [vars(k)[name] for k in mro if type(k) is type and name in vars(k)]
+        if not found:
+            return f"test {name} is missing from the test class"
+        fn = found[0]
+        for _ in range(10):  # decorators such as unittest.mock.patch keep __wrapped__
+            inner = getattr(fn, "__wrapped__", None) if type(fn) is _FunctionType else None
+            if inner is None:
+                break
+            fn = inner
+        if type(fn) is not _FunctionType or fn.__code__ not in codes:
+            return f"test {name} is not the one the test source defines"
+    return None
+
+
+def _resolve_chains(namespace: dict[str, Any], chains: list[list[str]]) -> None:
+    """Look up each attribute chain of the tests (``np.testing.assert_array_equal``) now, so
+    what loads lazily is loaded (and recorded by the snapshots) before the candidate runs."""
+    for chain in chains:
+        value: Any = namespace.get(chain[0], builtins.__dict__.get(chain[0]))
+        for attr in chain[1:]:
+            if value is None:
+                break
+            try:
+                value = getattr(value, attr)
+            except Exception:
+                break
+
+
+class _Run:
+    """One run: what the main thread keeps (referenced from its own frames only)."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
+        self.limit = float(payload["time_limit_s"])
+        self.deadline = _monotonic() + self.limit
+        self.names = list(payload.get("test_names") or [])
+        self.record: dict[str, Any] = {
+            "kind": "bigcodebench-unittest",
+            "tests": [[n, "notrun", "", ""] for n in self.names],
+            "candidate_ran": False,
+        }
+        alarm_r, alarm_w = os.pipe()
+        self.alarm_r = _high(alarm_r)
+        self.alarm = audit.Alarm(_high(alarm_w))
+        os.set_blocking(self.alarm_r, False)
+        self.tamper: list[str] = []
+        self.lines = {"tests.py": str(payload["test_code"]).splitlines(),
+                      "candidate.py": str(payload["code"]).splitlines()}
+
+    def describe(self, exc: BaseException) -> tuple[str, str]:
+        return report.describe(exc, HIDDEN, self.lines), report.missing(exc)
+
+    def alarms(self) -> None:
+        with contextlib.suppress(BlockingIOError, InterruptedError, OSError):
+            while True:
+                data = _read(self.alarm_r, 1 << 16)
+                if not data:
+                    break
+                for line in data.decode("utf-8", "replace").splitlines():
+                    if line.strip() and line not in self.tamper and len(self.tamper) < 20:
+                        self.tamper.append(line[:300])
+
+    def run(self, out: Any) -> None:
+        payload, record = self.payload, self.record
+        try:
+            code = compile(str(payload["code"]), "candidate.py", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            text = "".join(__import__("traceback").format_exception_only(type(exc), exc))
+            record["import"] = ["fail", "candidate does not compile: " + text, ""]
+            return
+        # the candidate's own source, for its own tracebacks and inspect.getsource (the
+        # test source is never put there: it is the answer key)
+        source = str(payload["code"])
+        linecache.cache[CANDIDATE_FILE] = (len(source), None, source.splitlines(True),
+                                           CANDIDATE_FILE)
+        test_code = compile(str(payload["test_code"]), "tests.py", "exec", dont_inherit=True)
+        for name in payload.get("preimport") or ():
+            with contextlib.suppress(BaseException):
+                __import__("importlib").import_module(name)
+        builtins.exit = None  # type: ignore[assignment]
+        builtins.quit = None  # type: ignore[assignment]
+        module = types.ModuleType("__test__")
+        cand: dict[str, Any] = module.__dict__
+        cand.update({"__builtins__": builtins, "__file__": "candidate.py", "__package__": None,
+                     "__doc__": None, "sys": sys, "os": os, "environ": os.environ})
+        sys.modules["__test__"] = module
+        bare = [str(n) for n in payload.get("candidate_free_names") or ()]
+        tests: dict[str, Any] = {"__name__": "__test__", "__file__": "tests.py",
+                                 "__builtins__": dict(builtins.__dict__), "sys": sys, "os": os,
+                                 "environ": os.environ}
+        scratch: dict[str, Any] = {"__builtins__": builtins, "__name__": "__test__"}
+        for statement in payload.get("trusted") or ():
+            with contextlib.suppress(BaseException):
+                exec(compile(str(statement), "reference.py", "exec", dont_inherit=True), scratch)
+        scratch.pop("__builtins__", None)
+        scratch.pop("__name__", None)
+        entry = str(payload.get("entry_point") or "task_func")
+        free = [str(n) for n in payload.get("free_names") or ()]
+        from_candidate = [n for n in free if n not in scratch and n != entry]
+        for name in free:
+            if name in scratch:
+                tests[name] = scratch[name]
+        trusted: set[int] = set()
+        allowed: set[Any] = set()
+        policy = audit.Policy(self.alarm, cand, trusted)
+        run = calls.Calls(self.alarm, cand, snapshot, tests)
+        run.deadline = self.deadline
+        tests[entry] = calls.make_proxy(run, entry, entry)
+        tracer = calls.make_tracer(self.alarm, cand, allowed)
+        run.tracer = tracer
+        st = steps.Steps(calls.INVOKE_TRUSTED, self.describe, self.limit)
+        st.tok_r, st.tok_w = _high(st.tok_r), _high(st.tok_w)
+        os.set_blocking(st.tok_r, False)
+        os.register_at_fork(after_in_child=_partial(
+            _deque, map(_call, [_partial(os.closerange, 3, 4),
+                                _partial(os.closerange, _FD_BASE, _FD_BASE + 16)]), 0))
+        audit.freeze_framework()
+        if not payload.get("allow_ctypes", True):
+            audit.block_ctypes(policy)
+        sys.addaudithook(audit.make_hook(policy))
+        calls.start_tracing(tracer, trusted)  # the main thread
+        trust = [_partial(calls.start_tracing, tracer, trusted)]
+        untrust = (_partial(calls.stop_trusting, trusted),)
+        outcome, message, missing = st.step(trust, exec, (test_code, tests), self.deadline,
+                                            teardown=untrust)
+        if outcome != "pass":
+            record["load"] = [outcome, "test code failed to load:\n" + message, missing]
+            record["harness_error"] = "the test source failed to load before the candidate ran"
+            return
+        _resolve_chains(tests, [list(c) for c in payload.get("chains") or ()])
+        codes = _code_objects(test_code)
+        cls = tests.get(str(payload.get("test_class") or "TestCases"))
+        for klass in type.__dict__["__mro__"].__get__(cls) if type(cls) is type else ():
+            if klass is not object and klass.__module__ == "__test__":
+                audit.freeze(klass)
+        for name in bare:
+            # as upstream, where the tests' imports land in the candidate's module: its
+            # functions may use a module only the test source imports (never anything else of
+            # the tests')
+            if isinstance(tests.get(name), types.ModuleType) and name not in cand:
+                cand[name] = tests[name]
+        guard = policy.guard = calls.make_module_guard(self.alarm, trusted, cand)
+        calls.guard_modules(guard)
+        index = snapshot.Index()
+
+        def made(value: Any) -> bool:
+            return bool(calls.made_by_candidate(value, cand))
+
+        before, hot = index.take(), snapshot.take_hot(tests)
+        threads = _thread._count()
+        out.write('{"started": true}\n')
+        record["candidate_ran"] = True
+        outcome, message, missing = st.step([], exec, (code, cand), self.deadline,
+                                            invoke=calls.INVOKE)
+        for why in snapshot.changes(hot) + snapshot.changes(before, only=made):
+            self.alarm(f"{why} while it was imported")
+        calls.guard_modules(guard)  # the modules its import brought
+        run.threads_left(threads)
+        if outcome != "pass":
+            if outcome == "fail":
+                message = "candidate failed to import:\n" + message
+            record["import"] = [outcome, message, missing]
+            return
+        record["import"] = ["pass", "", ""]
+        self._bind(tests, cand, from_candidate, run, allowed)
+        problem = _class_tests(cls, self.names, codes)
+        if problem is not None:
+            self.alarm(problem)
+            return
+        for n, name in enumerate(self.names):
+            start = index.take()
+            outcome, message, missing = st.step(trust, run_one, (cls, name), self.deadline,
+                                                teardown=untrust)
+            if outcome != "timeout":  # a test still running has not undone its own patches
+                for why in snapshot.changes(start, only=made):
+                    self.alarm(f"{why} during {name}")
+            if run.timed_out and outcome != "pass":
+                outcome, message = "timeout", f"time limit of {self.limit:g} s exceeded"
+            record["tests"][n] = [name, outcome, message, missing]
+            if outcome == "timeout":
+                break
+        if st.forged:
+            self.alarm("wrote to the harness's pipe")
+
+    def _bind(self, tests: dict[str, Any], cand: dict[str, Any], names: list[str],
+              run: Any, allowed: set[Any]) -> None:
+        """Bind in the test module the names it expects from the candidate's module that the
+        reference did not give: functions as proxies, classes as they are (their code may
+        run on the test threads), modules only when they are the libraries' own, other values
+        as they are."""
+        for name in names:
+            if name not in cand:
+                continue
+            value = cand[name]
+            if isinstance(value, types.ModuleType):
+                if sys.modules.get(value.__name__) is not value:
+                    self.alarm(f"bound {name} to a module that is not the library's own")
+                    continue
+                tests[name] = value
+            elif isinstance(value, type):
+                for klass in type.__dict__["__mro__"].__get__(value):
+                    for member in type.__dict__["__dict__"].__get__(klass).values():
+                        fn = getattr(member, "__func__", member)
+                        code = getattr(fn, "__code__", None)
+                        if isinstance(code, types.CodeType):
+                            allowed.update(_code_objects(code))
+                tests[name] = value
+            elif callable(value) and isinstance(value, (types.FunctionType, types.MethodType)):
+                tests[name] = calls.make_proxy(run, name, name)
+            else:
+                tests[name] = value
 
 
 def main(payload: dict[str, Any], out: Any) -> None:
     """Run ``payload`` (see the module docstring) and write one sealed JSON line to ``out``."""
     started, cpu0 = _perf(), _cpu()
-    st = _State()
-    write = st.out_write = out.write
+    state = _Run(payload)
     try:
-        record = RUNNERS[payload["kind"]](payload, st)
+        state.run(out)
+        record = state.record
     except BaseException as exc:
-        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        record = {"kind": str(payload.get("kind")), "harness_error": f"harness crashed: {text}"}
-    record["tamper"] = list(st.tamper)
-    record["candidate_ran"] = st.candidate_ran
+        record = state.record
+        text = f"{type(exc).__name__}: {exc}"
+        record["harness_error"] = f"harness crashed: {text}"[:500]
+    state.alarms()
+    record["tamper"] = list(state.tamper)
     record["test_time_s"] = round(_perf() - started, 6)
     record["cpu_time_s"] = round(_cpu() - cpu0, 6)
-    write(_enc(record) + "\n")
+    out.write(_enc(record) + "\n")
     with contextlib.suppress(BaseException):
         sys.stdout.flush()
         sys.stderr.flush()

@@ -1,68 +1,232 @@
-"""Snapshots of the test framework and of the modules the tests import (inside the sandbox;
-loaded by ``harness.py``): references taken before the candidate runs (:func:`take`) and
-compared after its import and after every test (:func:`verify`); every difference is recorded
-as tampering.
+"""What the tests resolve, by identity, around the candidate's import, its calls and each test
+(inside the sandbox; loaded by ``harness.py``; standard library only).
+
+Two kinds of snapshot:
+
+- **hot** (:func:`take_hot`, around every call into the candidate, a fraction of a
+  millisecond): the test module's namespace, ``builtins``, ``sys.modules`` and the hooks through
+  which code runs later (``gc.callbacks``, ``sys.meta_path``, ``sys.path_hooks``). Any
+  difference is the candidate's: the test thread waits while a call runs.
+- **full** (:meth:`Index.take`, around the candidate's import and each test): the identity of
+  every *behaviour* (function, class, module, method, descriptor) in every module's namespace
+  and in the namespace of each of its classes Python code may change. The index of namespaces
+  and their keys is built once and grown as modules are imported, so a later snapshot is a
+  C-level ``map(id, ...)`` per namespace. Around a test, the test's own changes (its patches,
+  which it undoes, or a library's it leaves, such as pyfakefs's) are not tampering, so
+  :func:`changes` with ``only=`` reports only values made by the candidate (its functions,
+  classes, methods).
+
+Module attributes the candidate *assigns* are seen as they happen (``harness.py``'s module
+guard); functions changed in place (``__code__``, ``__defaults__``) are refused by the audit
+hook (``audit.py``). Values are compared by ``id`` (each snapshot keeps its objects alive, so no
+id is reused), never with ``==``; only C-level look-ups run while a snapshot is taken or
+compared, so nothing of any object's code runs.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
-import types
+from collections.abc import Callable
 from typing import Any
 
 # Pristine references, taken when this file is loaded (before any candidate code runs).
-_sys_dict = sys.__dict__
 _modules = sys.modules
-_FunctionType, _ModuleType = types.FunctionType, types.ModuleType
-_BuiltinType, _MethodType = types.BuiltinFunctionType, types.MethodType
-_dict_get, _dict_items = dict.get, dict.items
+_sys_dict = sys.__dict__
+_type_dict: Any = type.__dict__["__dict__"]
+_type_mro: Any = type.__dict__["__mro__"]
+_type_flags: Any = type.__dict__["__flags__"]
+_type_qualname: Any = type.__dict__["__qualname__"]
+_module_dict: Any = vars(type(sys))["__dict__"]
+#: The candidate's own module (what it does to its own namespace is its own business).
+_CANDIDATE = "__test__"
+_IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class Python code cannot change
+_gc_callbacks = gc.callbacks
+_ModuleType = type(sys)
+_DESCRIPTORS = frozenset({property, classmethod, staticmethod,
+                          type(type.__dict__["__dict__"]), type(type.__dict__["__name__"])})
+#: Special methods through which objects compare or answer the tests' checks.
+_STEERING = frozenset({
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__",
+    "__hash__", "__contains__", "__iter__", "__getitem__", "__getattr__", "__getattribute__",
+    "__instancecheck__", "__subclasscheck__", "__array__", "__array_function__",
+    "__array_ufunc__", "__index__", "__int__", "__float__", "__sub__", "__rsub__", "__abs__",
+    "__round__", "__str__", "__repr__", "__class__", "__call__", "__enter__", "__exit__",
+    "equals",
+})
+#: Module attributes that change how every look-up in the module resolves.
+_MODULE_HOOKS = ("__getattr__", "__dir__", "__class__")
 
-_KEEP = (_FunctionType, _BuiltinType, _MethodType, _ModuleType)
+
+class _Missing:
+    pass
 
 
-def _kept(value: object) -> bool:
-    # type(), never isinstance(): isinstance reads ``__class__``, which a lazy proxy computes
-    # (django.conf.settings: ImproperlyConfigured before the tests configure it)
-    kind = type(value)
-    return issubclass(kind, (*_KEEP, type)) or kind.__name__ == "ufunc"
+_MISSING = _Missing()
 
 
-def take(names: list[str]) -> list[tuple[str, object, dict[str, Any], dict[str, object]]]:
-    """Identity of every function, class and module in ``builtins``, ``unittest.*`` and the
-    modules the tests import (with their module attributes, e.g. ``numpy.testing``)."""
-    mod: Any
-    wanted: dict[str, Any] = {
-        name: mod
-        for name, mod in list(_modules.items())
-        if name in ("builtins", "unittest") or name.startswith("unittest.")
-    }
-    for name in (*names, "json", "json.encoder", "json.decoder"):
-        mod = _modules.get(name)
-        if type(mod) is not _ModuleType or name == "sys":
+def _keys(space: Any) -> tuple[Any, ...]:
+    """The keys of ``space`` whose values are behaviour (C-level checks only: ``callable``
+    looks at a type slot; nothing of the value runs). Plain data a library keeps in its
+    namespace (flags, caches, counters) changes as it runs and is left out."""
+    desc, module = _DESCRIPTORS, _ModuleType
+    return tuple([k for k, v in list(space.items())
+                  if callable(v) or type(v) in desc or type(v) is module])
+
+
+class Index:
+    """The namespaces a full snapshot covers, with their keys, grown as modules are imported:
+    ``(label, namespace, keys, owner class or None)``."""
+
+    def __init__(self) -> None:
+        self.spaces: list[tuple[str, Any, tuple[Any, ...], Any]] = []
+        self._seen: set[int] = set()
+        self._modules: set[str] = set()
+
+    def _add(self, label: str, space: Any, owner: Any = None) -> None:
+        if id(space) in self._seen:
+            return
+        self._seen.add(id(space))
+        self.spaces.append((label, space, _keys(space), owner))
+
+    def grow(self) -> None:
+        """Add the modules imported since the last call, and their classes."""
+        for name, module in list(_modules.items()):
+            if name in self._modules:
+                continue
+            self._modules.add(name)
+            if name == _CANDIDATE or not issubclass(type(module), _ModuleType):
+                continue
+            d = _module_dict.__get__(module)
+            if type(d) is not dict:
+                continue
+            self._add(name, d)
+            for value in list(d.values()):
+                if issubclass(type(value), type) and not _type_flags.__get__(value) & _IMMUTABLE:
+                    try:
+                        self._add(f"{name}.{_type_qualname.__get__(value)}",
+                                  _type_dict.__get__(value), value)
+                    except Exception:
+                        continue
+
+    def take(self) -> Snapshot:
+        """A full snapshot of now (the index grown first)."""
+        self.grow()
+        snap = Snapshot()
+        for label, space, keys, owner in self.spaces:
+            try:
+                values = list(map(space.__getitem__, keys))
+            except KeyError:
+                values = [space.get(k, _MISSING) for k in keys]
+            snap.spaces.append((label, space, list(map(id, values)), values, keys, owner,
+                                len(space)))
+        _hooks(snap)
+        return snap
+
+
+class Snapshot:
+    """The recorded namespaces, ``(label, namespace, ids, values, keys, owner, size)``, and
+    the hooks."""
+
+    __slots__ = ("callbacks", "meta_path", "modules", "path_hooks", "spaces")
+
+    def __init__(self) -> None:
+        self.spaces: list[tuple[str, Any, list[int], list[object], tuple[Any, ...], Any, int]] = []
+        self.modules: tuple[list[str], list[int], list[Any]] = ([], [], [])
+        self.callbacks: list[object] = []
+        self.meta_path: list[object] = []
+        self.path_hooks: list[object] = []
+
+
+def take_hot(test_namespace: dict[str, Any]) -> Snapshot:
+    """A hot snapshot: the test module, ``builtins``, ``sys.modules`` and the hooks."""
+    snap = Snapshot()
+    for label, space in (("the test module", test_namespace),
+                         ("builtins", _module_dict.__get__(_modules["builtins"]))):
+        keys = tuple(space)
+        values = list(map(space.__getitem__, keys))
+        snap.spaces.append((label, space, list(map(id, values)), values, keys, None, len(space)))
+    names = list(_modules)
+    mods = list(map(_modules.get, names))
+    snap.modules = (names, list(map(id, mods)), mods)
+    _hooks(snap)
+    return snap
+
+
+def _hooks(snap: Snapshot) -> None:
+    snap.callbacks = list(_gc_callbacks)
+    snap.meta_path = list(sys.meta_path)
+    snap.path_hooks = list(sys.path_hooks)
+
+
+def _grown(label: str, space: Any, keys: tuple[Any, ...], owner: Any,
+           only: Callable[[Any], bool] | None) -> str | None:
+    """Why a behaviour added to a class namespace is suspect (a special method through which
+    objects compare, or a name that shadows a behaviour of one of the class's bases), else
+    None."""
+    known = set(keys)
+    desc, module = _DESCRIPTORS, _ModuleType
+    for key, value in list(space.items()):
+        if key in known or not (callable(value) or type(value) in desc or type(value) is module):
             continue
-        wanted[name] = mod
-        for attr, value in list(vars(mod).items()):
-            if type(value) is _ModuleType and not attr.startswith("_") and value is not sys:
-                wanted.setdefault(f"{name}.{attr}", value)
-    out: list[tuple[str, object, dict[str, Any], dict[str, object]]] = []
-    for name, mod in wanted.items():
-        d = vars(mod)
-        private_ok = name == "builtins" or name.startswith("unittest")
-        entries = {
-            k: v for k, v in list(d.items()) if (private_ok or not k.startswith("_")) and _kept(v)
-        }
-        out.append((name, mod, d, entries))
-    return out
+        if only is not None and not only(value):
+            continue
+        if key in _STEERING:
+            return f"added {label}.{key}"
+        for base in _type_mro.__get__(owner)[1:]:
+            inherited = _type_dict.__get__(base).get(key, _MISSING)
+            if inherited is not _MISSING and callable(inherited):
+                return f"added {label}.{key} over {_type_qualname.__get__(base)}.{key}"
+    return None
 
 
-def verify(st: Any, when: str) -> None:
-    """Compare the snapshot with now; every difference is recorded as tampering."""
-    if _sys_dict.get("modules") is not _modules:
-        st.flag(f"replaced sys.modules {when}")
-    for name, mod, d, entries in st.snapshot:
-        if name in st.in_sys and _dict_get(_modules, name) is not mod:
-            st.flag(f"replaced sys.modules[{name!r}] {when}")
-        for key, value in _dict_items(entries):
-            if _dict_get(d, key) is not value:
-                st.flag(f"replaced {name}.{key} {when}")
-                break
+def changes(snap: Snapshot, limit: int = 5, only: Callable[[Any], bool] | None = None) -> list[str]:
+    """Every difference between ``snap`` and now, at most ``limit`` (one line each).
+    ``only``: report a replaced or added value only when ``only(value)`` (the candidate's)."""
+    found: list[str] = []
+    for label, space, ids, _values, keys, owner, size in snap.spaces:
+        if len(found) >= limit:
+            break
+        try:
+            now = list(map(id, map(space.__getitem__, keys)))
+        except KeyError:
+            now = []
+        if now != ids:
+            for key, old in zip(keys, ids, strict=True):
+                value = space.get(key, _MISSING)
+                if value is _MISSING:
+                    if only is None:
+                        found.append(f"deleted {label}.{key}")
+                        break
+                elif id(value) != old and (only is None or only(value)):
+                    found.append(f"replaced {label}.{key}")
+                    break
+            continue
+        if len(space) == size:
+            continue
+        if owner is not None:
+            why = _grown(label, space, keys, owner, only)
+        else:
+            new = [k for k in _MODULE_HOOKS if k in space and k not in keys]
+            why = f"added {label}.{new[0]}" if new and only is None else None
+        if why is not None:
+            found.append(why)
+    names, mod_ids, _mods = snap.modules
+    if names:
+        now_mods: list[Any] = list(map(_modules.get, names))
+        if list(map(id, now_mods)) != mod_ids:
+            for name, old_id, module in zip(names, mod_ids, now_mods, strict=True):
+                if id(module) != old_id and module is not None:
+                    found.append(f"replaced sys.modules[{name!r}]")
+                    break
+    hooks: tuple[tuple[str, list[Any], list[Any]], ...] = (
+        ("gc.callbacks", _gc_callbacks, snap.callbacks),
+        ("sys.meta_path", sys.meta_path, snap.meta_path),
+        ("sys.path_hooks", sys.path_hooks, snap.path_hooks),
+    )
+    for hook, now_items, then in hooks:
+        if list(map(id, now_items)) != list(map(id, then)):
+            new_items = [v for v in now_items if all(v is not w for w in then)]
+            if only is None or any(map(only, new_items)):
+                found.append(f"changed {hook}")
+    return found[:limit]

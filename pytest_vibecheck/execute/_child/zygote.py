@@ -8,8 +8,9 @@ a few forks instead of an interpreter start. The child then follows exactly the 
 own size, unprivileged user id, ``no_new_privs``).
 
 Protocol, one connection per run: the client sends one JSON line
-``{"config": PATH}`` with four file descriptors (stdin, stdout, stderr, the result pipe) attached
-(``SCM_RIGHTS``); the server answers ``{"pid": N}`` at once and ``{"exit": STATUS}`` when
+``{"config": PATH}`` with four to eight file descriptors (stdin, stdout, stderr, the result pipe,
+then the job's extra pipes) attached (``SCM_RIGHTS``), which the child gets as descriptors 0, 1,
+2, 3, 4, ...; the server answers ``{"pid": N}`` at once and ``{"exit": STATUS}`` when
 that child has ended. The server exits when its standard input (a pipe from the client
 process) reaches end of file.
 """
@@ -42,6 +43,11 @@ _MS_NODEV = 4
 _MS_NOEXEC = 8
 _PR_SET_PDEATHSIG = 1
 
+#: The job scripts preloaded once by the server (every file a run may name as its script).
+JOB_SCRIPTS = ("harness.py", "runner.py", "judge.py")
+#: Most descriptors a request may carry.
+MAX_FDS = 8
+
 
 def _load(path: str, name: str) -> dict[str, Any]:
     # a private copy of the builtins: code under test that patches ``builtins`` later does not
@@ -58,8 +64,7 @@ def _load(path: str, name: str) -> dict[str, Any]:
 
 def _child(
     boot: dict[str, Any],
-    harness: dict[str, Any],
-    harness_path: str,
+    jobs: dict[str, dict[str, Any]],
     request: dict[str, Any],
     fds: list[int],
 ) -> None:
@@ -69,14 +74,17 @@ def _child(
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()
-        for target, fd in enumerate(fds):
+        import fcntl
+
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, len(fds)) for fd in fds]
+        for target, fd in enumerate(high):
             os.dup2(fd, target)
-        os.closerange(4, 1 << 16)
+        os.closerange(len(fds), 1 << 16)
         cfg = boot["load_config"](request["config"])
         os.environ.clear()
         os.environ.update(cfg["env"])
-        preloaded = cfg.get("mode") != "exec" and os.path.realpath(cfg["script"]) == harness_path
-        out, source = boot["open_job"](cfg, 3, need_source=not preloaded)
+        preloaded = jobs.get(os.path.realpath(cfg["script"])) if cfg.get("mode") != "exec" else None
+        out, source = boot["open_job"](cfg, 3, need_source=preloaded is None)
         libc = boot["_libc"]()
         flags = _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID
         if cfg.get("net_ns"):
@@ -97,7 +105,7 @@ def _child(
         boot["_mount"](libc, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
         boot["enter"](cfg, out, True)
         random.seed()
-        boot["run_job"](cfg, out, source, harness if preloaded else None)
+        boot["run_job"](cfg, out, source, preloaded)
         status = 0
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -119,8 +127,13 @@ def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     sock_path = sys.argv[1]
     boot = _load(os.path.join(here, "boot.py"), "_vibecheck_boot")
-    harness_path = os.path.realpath(os.path.join(here, "harness.py"))
-    harness = _load(harness_path, "_vibecheck_job")
+    # the job scripts, loaded once (code only: no run's data has reached this process)
+    jobs = {
+        os.path.realpath(os.path.join(here, name)): _load(
+            os.path.realpath(os.path.join(here, name)), "_vibecheck_job"
+        )
+        for name in JOB_SCRIPTS
+    }
     boot["_libc"]()  # import ctypes now
     _preload(sys.argv[2] if len(sys.argv) > 2 else "")
 
@@ -136,20 +149,20 @@ def main() -> None:
     sel.register(listener, selectors.EVENT_READ, "accept")
     sel.register(wake_r, selectors.EVENT_READ, "wake")
     sel.register(0, selectors.EVENT_READ, "stdin")
-    jobs: dict[int, socket.socket] = {}
+    running: dict[int, socket.socket] = {}
     os.write(1, b"ready\n")
 
     while True:
         for key, _ in sel.select():
             what = key.data
             if what == "stdin":
-                _on_control(jobs, sock_path)
+                _on_control(running, sock_path)
             elif what == "wake":
                 with contextlib.suppress(BlockingIOError):
                     os.read(wake_r, 4096)
-                _reap(jobs)
+                _reap(running)
             else:
-                _on_request(listener, jobs, boot, harness, harness_path)
+                _on_request(listener, running, boot, jobs)
 
 
 def _send(conn: socket.socket, msg: dict[str, Any]) -> None:
@@ -193,10 +206,9 @@ def _reap(jobs: dict[int, socket.socket]) -> None:
 
 def _on_request(
     listener: socket.socket,
-    jobs: dict[int, socket.socket],
+    running: dict[int, socket.socket],
     boot: dict[str, Any],
-    harness: dict[str, Any],
-    harness_path: str,
+    jobs: dict[str, dict[str, Any]],
 ) -> None:
     try:
         conn, _ = listener.accept()
@@ -204,10 +216,10 @@ def _on_request(
         return
     try:
         conn.settimeout(10)
-        msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 4)
+        msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, MAX_FDS)
         request = json.loads(msg.decode())
-        if len(fds) != 4:
-            raise ValueError(f"expected 4 file descriptors, got {len(fds)}")
+        if not 4 <= len(fds) <= MAX_FDS:
+            raise ValueError(f"expected 4 to {MAX_FDS} file descriptors, got {len(fds)}")
     except (OSError, ValueError) as exc:
         _send(conn, {"error": str(exc)})
         conn.close()
@@ -216,10 +228,10 @@ def _on_request(
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        _child(boot, harness, harness_path, request, fds)
+        _child(boot, jobs, request, fds)
     for fd in fds:
         os.close(fd)
-    jobs[pid] = conn
+    running[pid] = conn
     _send(conn, {"pid": pid})
 
 

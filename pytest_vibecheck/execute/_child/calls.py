@@ -1,0 +1,480 @@
+"""Where the candidate's code runs in an in-process test run, and the watch on where it must not
+(inside the sandbox; loaded by ``harness.py``; standard library only).
+
+- The tests call ``task_func`` (and any other function of the candidate's they name) through a
+  *proxy* (:func:`make_proxy`): each call runs on a fresh thread of its own, started with a
+  C-level chain whose only Python frame is :data:`INVOKE` (compiled apart, with a namespace of
+  nothing but a private copy of the built-ins), so the candidate's frames lead to no frame of
+  the tests or of the harness. The test's thread waits; then, before the test goes on, the proxy
+  compares the snapshot taken when the call started (``snapshot.py``: a patched library, a
+  replaced name of the test module, a new ``gc`` callback), checks that no thread of the
+  candidate's is still running, and checks what was returned (:func:`returned_problem`). A
+  generator or a function the candidate returns is wrapped so that it too runs on call threads.
+- A *tracer* (:func:`make_tracer`) on the harness's and the test threads reports any frame of
+  the candidate's code there: a finalizer (``__del__``), a weakref or ``gc`` callback, a signal
+  handler, a method of a returned object (``__eq__``, ``equals``), a patched library function.
+  It writes to the alarm pipe before the first line of that code runs.
+
+The proxy's state sits in its keyword-only defaults (``__kwdefaults__``, which the audit hook
+lets no code of the candidate's read or change); nothing it holds leads to the harness.
+"""
+
+from __future__ import annotations
+
+import _queue
+import _thread
+import builtins
+import collections
+import functools
+import operator
+import sys
+import time
+import types
+from typing import Any
+
+# Pristine references, taken when this file is loaded (before any candidate code runs).
+_start_thread = _thread.start_new_thread
+_count = _thread._count
+_partial, _deque = functools.partial, collections.deque
+_call: Any = operator.call  # type: ignore[attr-defined]
+_monotonic = time.monotonic
+_sleep = time.sleep
+_SimpleQueue = _queue.SimpleQueue
+_Empty = _queue.Empty
+_FunctionType, _GeneratorType = types.FunctionType, types.GeneratorType
+_MethodType = types.MethodType
+_settrace = sys.settrace
+
+#: Where a call thread's one Python frame comes from (not a file of the harness: the
+#: candidate's frames may reach it, and it holds nothing but the call).
+INVOKE_FILE = "<vibecheck-call>"
+_INVOKE_SOURCE = (
+    "def invoke(fn, args, kwargs, box):\n"
+    "    try:\n"
+    "        box.append((True, fn(*args, **kwargs)))\n"
+    "    except BaseException as exc:\n"
+    "        box.append((False, exc))\n"
+)
+
+
+def _make_invoke(filename: str) -> Any:
+    scope: dict[str, Any] = {"__builtins__": dict(builtins.__dict__), "__name__": "vibecheck"}
+    exec(compile(_INVOKE_SOURCE, filename, "exec"), scope)
+    invoke = scope.pop("invoke")
+    del scope["__name__"]
+    return invoke
+
+
+#: The call threads' one frame (the candidate's frames may reach it: it holds only the call).
+INVOKE: Any = _make_invoke(INVOKE_FILE)
+#: The same for the harness's own steps on trusted threads (a namespace of its own, so nothing
+#: the candidate does to :data:`INVOKE`'s reaches the tests).
+INVOKE_TRUSTED: Any = _make_invoke("<vibecheck-step>")
+
+
+_MISSING = object()
+
+
+class CallTimeout(BaseException):
+    """A call into the candidate did not end within the run's time limit (a ``BaseException``,
+    so the test's own ``except Exception`` does not swallow it)."""
+
+
+class Calls:
+    """The state of the calls of one run (referenced from the proxies' defaults and the
+    harness's main thread only)."""
+
+    def __init__(self, alarm: Any, namespace: dict[str, Any], snapshot: Any,
+                 test_namespace: dict[str, Any]) -> None:
+        self.alarm = alarm
+        self.namespace = namespace
+        self.snapshot = snapshot
+        self.test_namespace = test_namespace
+        self.deadline = float("inf")
+        self.timed_out = False
+        self.threads_at_start = 0
+        self.count = 0
+        self.tracer: Any = None
+
+    def run(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call ``fn(*args, **kwargs)`` on a fresh thread and wait; the value it returned, or
+        its exception raised again here. Raises :class:`CallTimeout` at the deadline. A
+        ``str`` ``fn`` names a function of the candidate's module, looked up now (as the test's
+        own look-up of a module global would be)."""
+        if type(fn) is str:
+            name = fn
+            fn = self.namespace.get(name, _MISSING)
+            if fn is _MISSING:
+                raise NameError(f"name {name!r} is not defined")
+        self.count += 1
+        # the snapshots are the harness's own work on the test thread and run no code of any
+        # object's (C-level look-ups only): not traced, which would make them slow
+        _settrace(None)
+        before = self.snapshot.take_hot(self.test_namespace)
+        _settrace(self.tracer)
+        threads = _count()
+        got = self._thread(fn, args, kwargs, self.deadline)
+        if got is None:
+            self.timed_out = True
+            raise CallTimeout("time limit exceeded")
+        box = [got]
+        _settrace(None)
+        found = self.snapshot.changes(before)
+        _settrace(self.tracer)
+        for why in found:
+            self.alarm(f"{why} during a call of the candidate")
+        self.threads_left(threads)
+        ok, value = box[0]
+        if not ok:
+            raise value
+        why = returned_problem(value, self.namespace) or self.always_equal(value)
+        if why is not None:
+            self.alarm(why)
+        return wrap(value, self)
+
+    def raw(self, fn: Any, *args: Any) -> tuple[bool, Any]:
+        """``fn(*args)`` on a fresh call thread, without the checks of :meth:`run`:
+        ``(True, value)`` or ``(False, exception)``; ``(False, None)`` at the deadline."""
+        got = self._thread(fn, args, {}, min(self.deadline, _monotonic() + 5.0))
+        return got if got is not None else (False, None)
+
+    def _thread(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                deadline: float) -> tuple[bool, Any] | None:
+        """``fn(*args, **kwargs)`` on a fresh thread whose one Python frame is
+        :data:`INVOKE`: ``(True, value)``, ``(False, exception)``, or None at ``deadline``."""
+        box: list[Any] = []
+        ended: Any = _SimpleQueue()
+        done = object()
+        chain: Any = _partial(_deque, map(_call, [_partial(INVOKE, fn, args, kwargs, box),
+                                                   _partial(ended.put, done)]), 0)
+        _start_thread(chain, ())
+        del chain
+        left = deadline - _monotonic()
+        try:
+            ended.get(timeout=max(left, 0.0)) if left > 0 else ended.get_nowait()
+        except _Empty:
+            return None
+        got = box[-1] if box else None
+        box.clear()  # the call's frame holds the box: no cycle keeps what it held alive
+        return got if type(got) is tuple and len(got) == 2 else (False, RuntimeError(
+            "the candidate's call ended without a result"))
+
+    def always_equal(self, value: Any) -> str | None:
+        """Why ``value`` is tampering when it (or an item of a list, tuple or dict in it, one
+        level down) compares equal to a fresh ``object()`` (``unittest.mock.ANY``, an
+        object whose ``__eq__`` is always true); the comparison runs on a call thread."""
+        items = [value]
+        if type(value) in (list, tuple):
+            items += list(value[:50])
+        elif type(value) is dict:
+            items += list(value.values())[:50]
+        for item in items:
+            if type(item) in _PLAIN:
+                continue
+            ok, got = self.raw(operator.eq, item, object())
+            if ok and got is True:
+                return (f"returned an object of type {type(item).__qualname__:.80} that compares "
+                        "equal to anything")
+        return None
+
+    def threads_left(self, threads: int) -> None:
+        """Alarm when a thread the candidate started is still running once its call returned
+        (waits up to 0.5 s for threads that are ending: the call's own ends right after it
+        reported)."""
+        stop = _monotonic() + 0.5
+        pause = 0.0
+        while _count() > threads and _monotonic() < stop:
+            _sleep(pause)
+            pause = min(0.005, pause * 2 or 0.0001)
+        if _count() > threads:
+            self.alarm("a thread it started was still running after its call returned")
+
+
+#: The file name the proxies are compiled under (a file of the harness for the audit hook:
+#: no code of the candidate's may read their state or reach their frames).
+PROXY_FILE = "<vibecheck-proxy>"
+_PROXY_SOURCE = (
+    "def proxy(*args, _vibecheck=None, **kwargs):\n"
+    "    return _vibecheck[0].run(_vibecheck[1], args, kwargs)\n"
+    "def remote(it, _vibecheck=None):\n"
+    "    while True:\n"
+    "        try:\n"
+    "            value = _vibecheck.run(next, (it,), {})\n"
+    "        except StopIteration:\n"
+    "            return\n"
+    "        yield value\n"
+)
+_proxy_code = compile(_PROXY_SOURCE, PROXY_FILE, "exec")
+_proxy_ns: dict[str, Any] = {"__builtins__": dict(builtins.__dict__), "__name__": "__test__"}
+exec(_proxy_code, _proxy_ns)
+_PROXY_CODE = _proxy_ns["proxy"].__code__
+_REMOTE_CODE = _proxy_ns["remote"].__code__
+_proxy_ns.clear()
+
+
+def make_proxy(calls: Calls, name: str, fn: Any) -> Any:
+    """A function standing for the candidate's ``fn`` (a function, or the name of one in its
+    module): every call runs through :meth:`Calls.run`. Its globals hold nothing but built-ins; its state is in its keyword-only
+    defaults."""
+    scope = {"__builtins__": dict(builtins.__dict__), "__name__": "__test__"}
+    proxy: Any = _FunctionType(_PROXY_CODE, scope, name)
+    proxy.__kwdefaults__ = {"_vibecheck": (calls, fn)}
+    proxy.__qualname__ = name
+    proxy.__module__ = "__test__"
+    return proxy
+
+
+def remote_iterator(calls: Calls, it: Any) -> Any:
+    """A generator advancing the candidate's generator ``it`` on call threads."""
+    scope = {"__builtins__": dict(builtins.__dict__), "__name__": "__test__"}
+    gen: Any = _FunctionType(_REMOTE_CODE, scope, "remote")
+    gen.__kwdefaults__ = None
+    gen.__defaults__ = (calls,)
+    return gen(it)
+
+
+def _candidate_code(fn: Any, namespace: dict[str, Any]) -> bool:
+    code = getattr(fn, "__code__", None)
+    return code is not None and (code.co_filename == "candidate.py"
+                                 or getattr(fn, "__globals__", None) is namespace)
+
+
+def wrap(value: Any, calls: Calls) -> Any:
+    """``value`` with a generator or a function of the candidate's it is (or holds, one level
+    down in a tuple or list) replaced by one that runs on call threads."""
+    t = type(value)
+    if t is _GeneratorType and value.gi_code.co_filename == "candidate.py":
+        return remote_iterator(calls, value)
+    if t in (_FunctionType, _MethodType) and _candidate_code(
+        getattr(value, "__func__", value), calls.namespace
+    ):
+        return make_proxy(calls, str(getattr(value, "__name__", "function")), value)
+    if t is tuple and len(value) <= 20:
+        return tuple(wrap(v, calls) if _wrappable(v, calls) else v for v in value)
+    return value
+
+
+def _wrappable(value: Any, calls: Calls) -> bool:
+    t = type(value)
+    return (t is _GeneratorType and value.gi_code.co_filename == "candidate.py") or (
+        t in (_FunctionType, _MethodType)
+        and _candidate_code(getattr(value, "__func__", value), calls.namespace)
+    )
+
+
+#: Special methods through which a value steers a comparison or a check of the tests.
+STEERING = (
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__",
+    "__hash__", "__contains__", "__iter__", "__getitem__", "__getattr__", "__getattribute__",
+    "__instancecheck__", "__subclasscheck__", "__array__", "__array_function__",
+    "__array_ufunc__", "__index__", "__int__", "__float__", "__sub__", "__rsub__", "__abs__",
+    "__round__", "__str__", "__repr__", "__class__", "equals",
+)
+_PLAIN = (int, float, str, bytes, bool, type(None), complex)
+_SEQS = (list, tuple, set, frozenset)
+
+
+def returned_problem(value: Any, namespace: dict[str, Any], depth: int = 0) -> str | None:
+    """Why ``value`` (what a call of the candidate's returned) is tampering, else None: an
+    object of a class of the candidate's that gives one of :data:`STEERING` to something that
+    is not the candidate's own Python code (``__eq__ = str.__ne__``: no frame of the
+    candidate's would ever run for the tracer to see), looked for in lists, tuples, sets and
+    dicts (4 levels, 200 items each)."""
+    t = type(value)
+    if t in _PLAIN:
+        return None
+    why = _steering_slot(t, namespace)
+    if why is not None:
+        return why
+    if depth >= 4:
+        return None
+    items: Any = ()
+    if t in _SEQS:
+        items = value
+    elif t is dict:
+        items = [*list(value.keys())[:200], *list(value.values())[:200]]
+    for n, item in enumerate(items):
+        if n >= 200:
+            break
+        why = returned_problem(item, namespace, depth + 1)
+        if why is not None:
+            return why
+    return None
+
+
+_IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types and frozen classes
+
+
+def library_class(cls: Any) -> bool:
+    """True for a class found under its own name in a module that is not the candidate's
+    (``collections.OrderedDict``, ``pandas.DataFrame``); a class of the candidate's, or one
+    that only claims a library's name, is not."""
+    module = sys.modules.get(getattr(cls, "__module__", None) or "")
+    if module is None or getattr(module, "__name__", None) == "__test__":
+        return False
+    value: Any = module
+    for part in str(getattr(cls, "__qualname__", "")).split("."):
+        value = getattr(value, part, None) if part != "<locals>" else None
+        if value is None:
+            return False
+    return value is cls
+
+
+def _steering_slot(cls: type, namespace: dict[str, Any]) -> str | None:
+    """Why an object of class ``cls`` steers comparisons behind the tracer's back: a class
+    of the candidate's (any class in ``cls``'s MRO that is not a library's) whose namespace
+    gives a name of :data:`STEERING` to something that is not the candidate's Python code."""
+    mro = type.__dict__["__mro__"].__get__(cls)
+    for klass in mro:
+        if klass.__flags__ & _IMMUTABLE or library_class(klass):
+            continue
+        if getattr(klass, "__module__", None) == "unittest.mock":
+            continue  # a mock's own class, made per object (an always-equal one is found by
+            # the comparison with a fresh object)
+        space = type.__dict__["__dict__"].__get__(klass)
+        for name in STEERING:
+            if name in space:
+                member = space[name]
+                if member is None:
+                    continue  # __hash__ = None: unhashable, as Python makes it
+                fn = getattr(member, "__func__", member)
+                same = (getattr(member, "__name__", None) == name
+                        and getattr(member, "__objclass__", None) in mro)
+                if not same and not _candidate_code(fn, namespace):
+                    return (f"returned an object of its class {cls.__qualname__} whose {name} is "
+                            f"{type(member).__name__} {getattr(member, '__qualname__', '')}")
+    return None
+
+
+def make_tracer(alarm: Any, namespace: dict[str, Any], allowed: frozenset[Any]) -> Any:
+    """The trace function of the harness's and the test threads: a frame of the candidate's
+    code (its file, or its module's globals) that is not in ``allowed`` (the code of classes
+    the tests name) is reported on the alarm pipe, once per code object. Compiled apart, with
+    a namespace of only a private copy of the built-ins; its state is in its defaults."""
+    source = (
+        "def tracer(frame, event, arg, _ns=None, _file='candidate.py', _ok=None, _alarm=None,\n"
+        "           _seen=None):\n"
+        "    if event == 'call':\n"
+        "        code = frame.f_code\n"
+        "        if (code.co_filename == _file or frame.f_globals is _ns) and code not in _ok:\n"
+        "            if code not in _seen:\n"
+        "                _seen.add(code)\n"
+        "                _alarm('its code ran on a thread of the tests or of the harness (' +\n"
+        "                       str(code.co_name) + ')')\n"
+        "    return None\n"
+    )
+    scope: dict[str, Any] = {"__builtins__": dict(builtins.__dict__)}
+    exec(compile(source, "<vibecheck-tracer>", "exec"), scope)
+    tracer = scope.pop("tracer")
+    tracer.__defaults__ = (namespace, "candidate.py", allowed, alarm, set())
+    return tracer
+
+
+def made_by_candidate(value: Any, namespace: dict[str, Any], depth: int = 0) -> bool:
+    """True for a value of the candidate's making: one of its functions (its file, or its
+    module's globals), a method or ``functools.partial`` of one, a class with one of its
+    methods or of its module, an instance of such a class that can be called."""
+    if depth > 3:
+        return False
+    t = type(value)
+    if t is _FunctionType:
+        return _candidate_code(value, namespace)
+    if t is _MethodType or t in (classmethod, staticmethod):
+        return made_by_candidate(getattr(value, "__func__", None), namespace, depth + 1)
+    if t is _partial:
+        return made_by_candidate(value.func, namespace, depth + 1)
+    if t is property:
+        return any(made_by_candidate(f, namespace, depth + 1)
+                   for f in (value.fget, value.fset, value.fdel) if f is not None)
+    if issubclass(t, type):
+        if getattr(value, "__module__", None) == "__test__":
+            return True
+        return any(made_by_candidate(v, namespace, depth + 1)
+                   for k in type.__dict__["__mro__"].__get__(value)
+                   if not k.__flags__ & _IMMUTABLE
+                   for v in list(type.__dict__["__dict__"].__get__(k).values())
+                   if type(v) in (_FunctionType, classmethod, staticmethod, property))
+    return callable(value) and not t.__flags__ & _IMMUTABLE and made_by_candidate(
+        t, namespace, depth + 1)
+
+
+_GUARD_SOURCE = (
+    "def check(module, name, _ident=None, _trusted=None, _alarm=None, _getframe=None,\n"
+    "          _ns=None, _file='candidate.py'):\n"
+    "    if _ident() in _trusted:\n"
+    "        return\n"
+    "    f = _getframe(2)\n"
+    "    mock = False\n"
+    "    while f is not None:\n"
+    "        code = f.f_code\n"
+    "        if code.co_filename.startswith('<frozen importlib'):\n"
+    "            return\n"
+    "        if code.co_filename == _file or f.f_globals is _ns:\n"
+    "            _alarm('changed ' + str(module.__name__) + '.' + str(name) +\n"
+    "                   ' (a module of the tests or a library)')\n"
+    "            return\n"
+    "        if f.f_globals.get('__name__') == 'unittest.mock':\n"
+    "            mock = True\n"
+    "        elif not mock:\n"
+    "            return\n"
+    "        f = f.f_back\n"
+    "class GuardedModule(_ModuleType):\n"
+    "    __slots__ = ()\n"
+    "    def __setattr__(self, name, value, _check=check, _set=_ModuleType.__setattr__):\n"
+    "        _check(self, name)\n"
+    "        _set(self, name, value)\n"
+    "    def __delattr__(self, name, _check=check, _del=_ModuleType.__delattr__):\n"
+    "        _check(self, name)\n"
+    "        _del(self, name)\n"
+)
+#: The file name the module guard is compiled under (protected, as the proxies').
+GUARD_FILE = "<vibecheck-guard>"
+
+
+def make_module_guard(alarm: Any, trusted: set[int], namespace: dict[str, Any]) -> type:
+    """The class the harness gives every module of the libraries and the tests: an attribute
+    assigned or deleted by the candidate's own code, directly or through ``unittest.mock``
+    (``np.testing.assert_array_equal = f``, ``setattr(...)``, ``mock.patch(...).start()``,
+    ``builtins.abs = f``), is reported on the alarm pipe; an assignment a library makes for
+    its own purposes (``warnings.catch_warnings``) or an import makes is not. Compiled apart,
+    with only built-ins in its namespace; its state is in the defaults of its check."""
+    scope: dict[str, Any] = {"__builtins__": dict(builtins.__dict__), "__name__": "vibecheck",
+                             "_ModuleType": type(sys)}
+    exec(compile(_GUARD_SOURCE, GUARD_FILE, "exec"), scope)
+    scope["check"].__defaults__ = (_thread.get_ident, trusted, alarm, sys._getframe,
+                                   namespace, "candidate.py")
+    guard: type = scope["GuardedModule"]
+    return guard
+
+
+#: Modules never given the guard: ``sys`` (honest code sets ``sys.stdout``, ``sys.argv``), the
+#: candidate's own module and ``__main__``.
+UNGUARDED = frozenset({"sys", "__main__", "__test__"})
+
+
+def guard_modules(guard: type) -> int:
+    """Give ``guard`` to every plain module in ``sys.modules`` not :data:`UNGUARDED` (a module
+    with a class of its own keeps it). Returns how many got it."""
+    plain = type(sys)
+    n = 0
+    for name, module in list(sys.modules.items()):
+        if type(module) is plain and name not in UNGUARDED:
+            try:
+                module.__class__ = guard
+                n += 1
+            except TypeError:
+                continue
+    return n
+
+
+def start_tracing(tracer: Any, trusted: set[int]) -> None:
+    """On a thread of the harness or the tests: trust it, and trace it."""
+    trusted.add(_thread.get_ident())
+    _settrace(tracer)
+
+
+def stop_trusting(trusted: set[int]) -> None:
+    """The last step of a trusted thread: its id may be given to a thread of the
+    candidate's next."""
+    _settrace(None)
+    trusted.discard(_thread.get_ident())

@@ -1,0 +1,203 @@
+"""Honest code that leans on introspection passes as it does in plain Python: the verdict-integrity
+layers harm no correct solution (issue "Verdict integrity by construction", item 4). Each
+candidate is right; each must be ``passed`` with nothing recorded as tampering, in the test
+kind that shares the candidate's interpreter (BigCodeBench) and, for a few, in the judged kinds.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from exec_helpers import bcb_problem, humaneval_problem, stdin_problem
+
+from pytest_vibecheck.execute import sandbox
+from pytest_vibecheck.execute.pool import run_many
+from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
+
+pytestmark = pytest.mark.skipif(
+    sandbox.capabilities().mode == "process" or not sys.platform.startswith("linux"),
+    reason="needs Linux namespaces",
+)
+
+SETTINGS = ExecSettings(time_limit_s=20.0, startup_s=20.0)
+
+#: Right solutions of the square task (``task_func(x) == x * x``), each leaning on one kind of
+#: introspection.
+HONEST: dict[str, str] = {
+    "own-traceback-frame": (
+        "def task_func(x):\n"
+        "    try:\n        1 / 0\n"
+        "    except ZeroDivisionError as e:\n"
+        "        frame = e.__traceback__.tb_frame\n"
+        "        assert frame.f_code.co_name == 'task_func' and frame.f_lineno > 1\n"
+        "    return x * x\n"
+    ),
+    "protocol-with-abc": (
+        "import abc\nfrom typing import Protocol, runtime_checkable\n"
+        "@runtime_checkable\n"
+        "class Squarer(Protocol):\n    def square(self, x: int) -> int: ...\n"
+        "class Base(Squarer, abc.ABC):\n"
+        "    @abc.abstractmethod\n    def square(self, x: int) -> int: ...\n"
+        "class Impl(Base):\n    def square(self, x: int) -> int:\n        return x * x\n"
+        "def task_func(x):\n"
+        "    impl = Impl()\n    assert isinstance(impl, Squarer)\n    return impl.square(x)\n"
+    ),
+    "logging-and-warnings": (
+        "import io, logging, warnings\n"
+        "def task_func(x):\n"
+        "    out = io.StringIO()\n"
+        "    log = logging.getLogger('honest')\n"
+        "    log.addHandler(logging.StreamHandler(out))\n"
+        "    log.warning('squaring %s', x)\n"
+        "    try:\n        raise ValueError(x)\n"
+        "    except ValueError:\n        log.exception('boom')\n"
+        "    with warnings.catch_warnings(record=True) as seen:\n"
+        "        warnings.simplefilter('always')\n"
+        "        warnings.warn('careful', stacklevel=2)\n"
+        "    assert 'squaring' in out.getvalue() and seen\n"
+        "    return x * x\n"
+    ),
+    "inspect-and-wraps": (
+        "import functools, inspect\n"
+        "def logged(fn):\n"
+        "    @functools.wraps(fn)\n"
+        "    def inner(*a, **k):\n        return fn(*a, **k)\n"
+        "    return inner\n"
+        "@logged\n"
+        "def _sq(v: int) -> int:\n    return v * v\n"
+        "def task_func(x):\n"
+        "    assert list(inspect.signature(_sq).parameters) == ['v']\n"
+        "    assert 'return v * v' in inspect.getsource(_sq)\n"
+        "    assert inspect.isfunction(_sq.__wrapped__) and _sq.__name__ == '_sq'\n"
+        "    return _sq(x)\n"
+    ),
+    "dataclass-namedtuple-enum": (
+        "import collections, dataclasses, enum\n"
+        "@dataclasses.dataclass(frozen=True)\n"
+        "class P:\n    v: int\n    def sq(self):\n        return self.v * self.v\n"
+        "Pair = collections.namedtuple('Pair', 'a b', defaults=(0,))\n"
+        "class Kind(enum.Enum):\n    SQUARE = 2\n"
+        "def task_func(x):\n"
+        "    assert Pair(1) == (1, 0) and Kind.SQUARE.value == 2\n"
+        "    return P(x).sq()\n"
+    ),
+    "process-pool": (
+        "from multiprocessing import Pool\n"
+        "def _sq(v):\n    return v * v\n"
+        "def task_func(x):\n"
+        "    with Pool(2) as pool:\n        return pool.map(_sq, [x])[0]\n"
+    ),
+    "thread-pool-and-threads": (
+        "import threading\nfrom concurrent.futures import ThreadPoolExecutor\n"
+        "def task_func(x):\n"
+        "    box = []\n"
+        "    t = threading.Thread(target=lambda: box.append(x * x))\n"
+        "    t.start(); t.join()\n"
+        "    with ThreadPoolExecutor(2) as ex:\n"
+        "        assert ex.submit(lambda: x * x).result() == box[0]\n"
+        "    return box[0]\n"
+    ),
+    "weakrefs-and-gc": (
+        "import gc, weakref\n"
+        "class Node:\n    pass\n"
+        "def task_func(x):\n"
+        "    n = Node()\n    r = weakref.ref(n)\n    cache = weakref.WeakValueDictionary(a=n)\n"
+        "    assert r() is n and cache['a'] is n\n"
+        "    del n\n    gc.collect()\n"
+        "    assert r() is None and gc.isenabled()\n"
+        "    return x * x\n"
+    ),
+    "generator-returned": (
+        "def _gen(x):\n    yield x * x\n"
+        "def task_func(x):\n    return next(iter(_gen(x)))\n"
+    ),
+    "stdout-redirect-and-recursion": (
+        "import contextlib, io, sys\n"
+        "def task_func(x):\n"
+        "    sys.setrecursionlimit(max(sys.getrecursionlimit(), 2000))\n"
+        "    buf = io.StringIO()\n"
+        "    with contextlib.redirect_stdout(buf):\n        print(x * x)\n"
+        "    return int(buf.getvalue())\n"
+    ),
+    "pickle-own-class": (
+        "import pickle\n"
+        "class Box:\n    def __init__(self, v):\n        self.v = v\n"
+        "def task_func(x):\n    return pickle.loads(pickle.dumps(Box(x * x))).v\n"
+    ),
+}
+
+
+#: Frame access the static screen reports (it is a construct honest solutions essentially never
+#: use: zero of the project's 6,902), which the layers behind it allow: the candidate's own
+#: frames lead to nothing of the tests'.
+FRAMES = (
+    "import inspect, sys\n"
+    "def _depth():\n    return len(inspect.stack(0))\n"
+    "def task_func(x):\n"
+    "    assert sys._getframe(0).f_code.co_name == 'task_func'\n"
+    "    f = inspect.currentframe()\n"
+    "    while f.f_back is not None:\n        f = f.f_back\n"
+    "    assert f.f_code.co_filename == '<vibecheck-call>'\n"
+    "    assert _depth() >= 2\n"
+    "    return x * x\n"
+)
+
+
+def test_frame_walks_reach_only_the_candidates_own_frames() -> None:
+    unscreened = SETTINGS.replace(screen=False)
+    ok, screened = run_many([(FRAMES, bcb_problem())], unscreened, None) + run_many(
+        [(FRAMES, bcb_problem())], SETTINGS, None)
+    assert (ok.status, ok.tamper, ok.message) == ("passed", (), "")
+    assert screened.status == "tampered"
+    assert screened.tamper[0].startswith("line 3, column ") and screened.tamper[0].endswith(
+        "[frame-stack]")
+
+
+#: A trace function of its own (a hook the static screen reports) sees only its own thread.
+SETTRACE = (
+    "import sys\n"
+    "def task_func(x):\n"
+    "    calls = []\n"
+    "    sys.settrace(lambda f, e, a: calls.append(e))\n"
+    "    (lambda: None)()\n"
+    "    sys.settrace(None)\n"
+    "    return x * x\n"
+)
+
+
+def test_a_trace_function_of_its_own_is_allowed_behind_the_screen() -> None:
+    (res,) = run_many([(SETTRACE, bcb_problem())], SETTINGS.replace(screen=False), None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, ExecResult]:
+    names = sorted(HONEST)
+    got = run_many([(HONEST[n], bcb_problem()) for n in names], SETTINGS, None, workers=2)
+    return dict(zip(names, got, strict=True))
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_introspection_passes(name: str, results: dict[str, ExecResult]) -> None:
+    res = results[name]
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+def test_a_real_library_that_subclasses_protocol_with_an_abc_imports() -> None:
+    """narwhals (which scikit-learn 1.9 loads) subclasses ``Protocol`` together with ABCs at
+    import; ``typing`` reads its caller's frame for that (``typing._caller``). The decoy frame
+    the harness used to hand out made it raise ``TypeError`` at import."""
+    pytest.importorskip("narwhals")
+    code = "import narwhals as nw\ndef task_func(x):\n    return x * x\n"
+    (res,) = run_many([(code, bcb_problem(libs=("narwhals",)))], SETTINGS, None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+def test_honest_code_in_the_judged_kinds() -> None:
+    he = ("import inspect, sys\n"
+          "def add(a, b):\n    assert sys._getframe().f_code.co_name == 'add'\n    return a + b\n")
+    stdin = "import sys, inspect\nprint(int(sys.stdin.readline()) * 2)\n"
+    got = run_many([(he, humaneval_problem()), (stdin, stdin_problem([("3\n", "6\n")]))],
+                   SETTINGS, None, workers=2)
+    assert [(r.status, r.message) for r in got] == [("passed", "")] * 2
