@@ -6,13 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_vibecheck.generate.setup import generation_setup
 from pytest_vibecheck.suites.problem import Problem
-from pytest_vibecheck.suites.profiles import (
-    DEFAULT_PROFILE,
-    GenerationSetup,
-    generation_setup,
-    get_profile,
-)
+from pytest_vibecheck.suites.profiles import DEFAULT_PROFILE, GenerationSetup, get_profile
 from pytest_vibecheck.types import ProtocolName
 
 __all__ = ["ItemSpec", "Judged", "default_setup"]
