@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
 def build_page(args: argparse.Namespace) -> tuple[str, list[str], set[str]]:
     """The page's HTML, the notes to print, and the items' node ids."""
     from pytest_vibecheck.report.viewer.replies import load_for_viewing
-    from pytest_vibecheck.report.viewer.site import basic_analysis, page_data, render_page
+    from pytest_vibecheck.report.viewer.site import page_data, render_page
 
     if args.bootstrap < 0:
         raise VibecheckError(f"--bootstrap must be >= 0, got {args.bootstrap}")
@@ -60,7 +60,7 @@ def build_page(args: argparse.Namespace) -> tuple[str, list[str], set[str]]:
         require_scipy()
     except VibecheckError as exc:
         from pytest_vibecheck.report.analysis.load import report_items
-        from pytest_vibecheck.report.analysis.report import report_sources
+        from pytest_vibecheck.report.analysis.report import basic_analysis, report_sources
 
         rep = basic_analysis(report_items(reports), report_sources(reports), args.title)
         notes.append(f"no intervals and analysis tables: {exc}")

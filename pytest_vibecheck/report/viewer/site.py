@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STATUS_COLUMNS",
-    "basic_analysis",
     "item_fragment",
     "page_blob",
     "page_data",
@@ -210,7 +209,8 @@ def _items(items: Iterable[Mapping[str, Any]], s: _Strings) -> list[dict[str, An
 def page_data(rep: AnalysisReport) -> dict[str, Any]:
     """The page's JSON blob (see the module docstring) from an analysis report that holds the
     reports' items (:func:`~pytest_vibecheck.report.analysis.report.build_report` or
-    :func:`basic_analysis`). Raises :class:`VibecheckError` without an ``overview`` table."""
+    :func:`~pytest_vibecheck.report.analysis.report.basic_analysis`). Raises
+    :class:`VibecheckError` without an ``overview`` table."""
     from pytest_vibecheck.verify.instructions import all_instructions
 
     tables = {t.name: t for t in rep.tables}
@@ -302,32 +302,3 @@ def write_site(out_dir: str | Path, page: str) -> Path:
     except OSError as exc:
         raise VibecheckError(f"cannot write the viewer to {out}: {exc.strerror or exc}") from None
     return path
-
-
-def basic_analysis(items: Sequence[dict[str, Any]], sources: list[dict[str, Any]], title: str) -> AnalysisReport:
-    """An analysis report with only the overview table, from the items' aggregates (no
-    intervals): what the viewer shows when scipy (the ``analysis`` extra) is not installed."""
-    from pytest_vibecheck.report.aggregate import aggregate
-    from pytest_vibecheck.report.analysis.report import AnalysisReport
-    from pytest_vibecheck.report.analysis.tables import Column, Table
-
-    t = Table(
-        "overview",
-        "Overview by group",
-        [
-            Column("suite", "suite"), Column("model", "model"), Column("protocol", "protocol"),
-            Column("k", "k", "int"), Column("evaluated", "evaluated", "int"),
-            Column("errors", "errors", "int"), Column("skipped", "skipped", "int"),
-            Column("no_code", "no code", "int"), Column("pass_at_1", "pass@1", "pct"),
-            Column("fr", "FR_k", "pct"), Column("instruction_if", "instruction IF", "pct"),
-            Column("task_if", "task IF", "pct"),
-        ],
-        note="FR_k = (S0 - S_k) / S0, negative = improvement. No intervals: install "
-        "'pytest-vibecheck[analysis]' (scipy) for intervals and the analysis tables.",
-    )
-    for g in aggregate(list(items)):
-        t.rows.append([
-            g["suite"], g["model"], g["protocol"], g["k"], g["evaluated"], g["errors"],
-            g["skipped"], g["no_code"], g["pass_at_1"], g["fr"], g["instruction_if"], g["task_if"],
-        ])  # fmt: skip
-    return AnalysisReport(title, sources, [t], items=list(items))
