@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from pytest_vibecheck.ci import gate as gatemod
-from pytest_vibecheck.ci.options import GATE_RUN_KEY, CISettings
+from pytest_vibecheck.ci.options import CISettings
 from pytest_vibecheck.ci.ruff_config import apply_repo_ruff, load_repo_ruff
 from pytest_vibecheck.errors import Picklable, VibecheckError
 from pytest_vibecheck.report.records import GATE_PROP, GateRecord
@@ -66,6 +66,10 @@ class GateRun:
             )
             self.verdicts[cf.path] = list(verify_batch([job])[0])
         return self.verdicts[cf.path]
+
+
+#: The gate's per-process state, with --vibe-gate (set by the gate's plugin at configure).
+GATE_RUN_KEY: pytest.StashKey[GateRun] = pytest.StashKey()
 
 
 class GateInfraError(Picklable, Exception):

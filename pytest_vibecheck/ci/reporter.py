@@ -13,8 +13,8 @@ from typing import Any, cast
 import pytest
 
 from pytest_vibecheck.ci import gate as gatemod
-from pytest_vibecheck.ci.items import GateRun
-from pytest_vibecheck.ci.options import GATE_RUN_KEY, REPORTER_KEY, SHARD_TOTAL_KEY, CISettings
+from pytest_vibecheck.ci.items import GATE_RUN_KEY, GateRun
+from pytest_vibecheck.ci.options import SHARD_TOTAL_KEY, CISettings
 from pytest_vibecheck.config import thresholds as thmod
 from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.properties import record_of
@@ -212,3 +212,7 @@ class CIReporter:
                 tr.write_line(line)
         if self.exit_note:
             tr.write_line(f"vibecheck: {self.exit_note}")
+
+
+#: The controller's :class:`CIReporter`, when a CI option is given (set by the gate's plugin).
+REPORTER_KEY: pytest.StashKey[CIReporter] = pytest.StashKey()
