@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_vibecheck.report.analysis.load import LoadedReport
 
-__all__ = ["FillResult", "fill_replies", "load_for_viewing", "missing_replies"]
+__all__ = ["FillResult", "fill_for_viewing", "fill_replies", "missing_replies"]
 
 
 @dataclass(frozen=True)
@@ -163,19 +163,13 @@ def fill_replies(
     return FillResult(missing, filled, mismatch)
 
 
-def load_for_viewing(
-    paths: Iterable[str | Path], cache: str | os.PathLike[str] | None = None
-) -> tuple[list[LoadedReport], list[str]]:
-    """Load and check the reports (:func:`~pytest_vibecheck.report.analysis.load.load_reports`)
-    and fill in the replies they lack (:func:`fill_replies`) from ``cache``, or else from the
-    generation cache each report's run used (``run.settings.cache``). Returns the reports and
-    notes for the reader (one line each).
-
-    Raises :class:`~pytest_vibecheck.report.json_report.ReportError` for a bad report.
-    """
-    from pytest_vibecheck.report.analysis.load import load_reports
-
-    reports = load_reports(paths)
+def fill_for_viewing(
+    reports: Sequence[LoadedReport], cache: str | os.PathLike[str] | None = None
+) -> list[str]:
+    """Fill in the replies the loaded ``reports``
+    (:func:`~pytest_vibecheck.report.analysis.load.load_reports`) lack (:func:`fill_replies`),
+    from ``cache``, or else from the generation cache each report's run used
+    (``run.settings.cache``). Returns notes for the reader (one line each)."""
     notes = []
     for r in reports:
         settings = (r.data.get("run") or {}).get("settings") or {}
@@ -187,4 +181,4 @@ def load_for_viewing(
         note = res.note(str(where) if where else None)
         if note:
             notes.append(f"{r.path}: {note}")
-    return reports, notes
+    return notes
