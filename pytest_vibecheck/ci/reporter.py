@@ -18,7 +18,7 @@ from pytest_vibecheck.ci.options import SHARD_TOTAL_KEY, CISettings
 from pytest_vibecheck.config import thresholds as thmod
 from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.properties import record_of
-from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, GateRecord
+from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, AggregateRecord, GateRecord
 
 __all__ = ["REPORTER_KEY", "CIReporter"]
 
@@ -57,7 +57,7 @@ class CIReporter:
 
         return SUMMARY_KEY in self.config.stash
 
-    def aggregates(self) -> list[dict[str, Any]]:
+    def aggregates(self) -> list[AggregateRecord]:
         """The run's aggregate rows (docs/report-schema.md): ``summary.aggregates()`` of the
         benchmark plugin's controller summary when it is active, else recomputed from the
         ``vibecheck`` records seen here with :func:`pytest_vibecheck.report.aggregate.aggregate`."""

@@ -21,7 +21,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pytest_vibecheck import __version__
 from pytest_vibecheck.errors import VibecheckError
@@ -30,11 +30,13 @@ from pytest_vibecheck.report.analysis.breakdowns import AnalysisSettings, build_
 from pytest_vibecheck.report.analysis.correlate import METHODS, CorrelationResult
 from pytest_vibecheck.report.analysis.load import LoadedReport, report_items, report_results
 from pytest_vibecheck.report.analysis.tables import Column, Table, format_cell
+from pytest_vibecheck.report.records import ReportItem
 from pytest_vibecheck.report.viewer.site import page_data, render_page
 
 __all__ = [
     "AnalysisReport",
     "Figure",
+    "SourceRecord",
     "basic_analysis",
     "build_report",
     "matplotlib_available",
@@ -51,18 +53,30 @@ class Figure:
     png: bytes
 
 
+class SourceRecord(TypedDict):
+    """One report an analysis read: its path, when it was made, by which plugin and Ruff, its
+    item count and suites (``name (manifest sha256 0123456789ab)``)."""
+
+    path: str
+    created: str | None
+    plugin_version: str | None
+    ruff_version: str | None
+    items: int
+    suites: list[str]
+
+
 @dataclass
 class AnalysisReport:
     """Everything the writers need."""
 
     title: str
-    sources: list[dict[str, Any]]
+    sources: list[SourceRecord]
     tables: list[Table]
     figures: list[Figure] = field(default_factory=list)
     correlation: CorrelationResult | None = None
     notes: list[str] = field(default_factory=list)
     #: the reports' items (docs/report-schema.md ``items[]``), shown by the HTML viewer
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: list[ReportItem] = field(default_factory=list)
 
 
 def matplotlib_available() -> bool:
@@ -74,8 +88,9 @@ def matplotlib_available() -> bool:
     return True
 
 
-def report_sources(reports: Sequence[LoadedReport]) -> list[dict[str, Any]]:
-    out = []
+def report_sources(reports: Sequence[LoadedReport]) -> list[SourceRecord]:
+    """The :class:`SourceRecord` of each report read."""
+    out: list[SourceRecord] = []
     for r in reports:
         run = r.data.get("run") or {}
         out.append({
@@ -294,7 +309,9 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def basic_analysis(items: Sequence[dict[str, Any]], sources: list[dict[str, Any]], title: str) -> AnalysisReport:
+def basic_analysis(
+    items: Sequence[ReportItem], sources: list[SourceRecord], title: str
+) -> AnalysisReport:
     """An analysis report with only the overview table, from the items' aggregates (no
     intervals): what the viewer shows when scipy (the ``analysis`` extra) is not installed."""
     t = Table(
