@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from pytest_vibecheck.types import ErrorKind, Outcome, ProtocolName, TestStatus
+from pytest_vibecheck.types import ErrorKind, Outcome, ParamValue, ProtocolName, TestStatus
 from pytest_vibecheck.verify.verdict import ViolationRecord
 
 __all__ = [
@@ -66,8 +66,6 @@ __all__ = [
 BENCH_PROP = "vibecheck"
 #: ``user_properties`` name of a gate item's :class:`GateRecord`.
 GATE_PROP = "vibecheck_gate"
-
-ParamValue = int | str
 
 
 class VerdictRecord(TypedDict):

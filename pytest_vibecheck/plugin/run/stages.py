@@ -22,6 +22,7 @@ from pytest_vibecheck.plugin.run.record import (
     sha256_text,
     tests_dict,
 )
+from pytest_vibecheck.types import ParamValue
 from pytest_vibecheck.verify.nocode import NO_CODE_RULE
 
 if TYPE_CHECKING:
@@ -189,7 +190,7 @@ def verify_stage(works: Sequence[Work], memo: dict[VerdictKey, Any] | None = Non
         memo.clear()
     t0 = time.perf_counter()
     targets: list[tuple[Work, Turn, list[VerdictKey]]] = []
-    todo: dict[str, tuple[Turn, Work, dict[VerdictKey, tuple[str, dict[str, Any]]]]] = {}
+    todo: dict[str, tuple[Turn, Work, dict[VerdictKey, tuple[str, dict[str, ParamValue]]]]] = {}
     for w in works:
         if not w.live:
             continue
