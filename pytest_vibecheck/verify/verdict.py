@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from pytest_vibecheck.types import ParamValue
+
 __all__ = ["Verdict", "VerdictDict", "Violation", "ViolationRecord"]
 
 
@@ -35,7 +37,7 @@ class VerdictDict(TypedDict):
     Ruff version and the parameter warnings."""
 
     instruction: str
-    params: dict[str, int | str]
+    params: dict[str, ParamValue]
     passed: bool | None
     error: str | None
     violations: list[ViolationRecord]
@@ -95,7 +97,7 @@ class Verdict:
     violations: tuple[Violation, ...]
     error: str | None
     instruction: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, ParamValue] = field(default_factory=dict)
     ruff_version: str | None = None
     warnings: tuple[str, ...] = ()
 
