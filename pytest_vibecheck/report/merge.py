@@ -60,60 +60,11 @@ def merge_reports(reports: Sequence[tuple[str, VibeReport]]) -> VibeReport:
     """
     if not reports:
         raise MergeError("nothing to merge: give at least one report")
-    first_name, first = reports[0]
-    for name, rep in reports[1:]:
-        if rep.get("schema_version") != first.get("schema_version"):
-            raise MergeError(
-                f"{name} has report schema version {rep.get('schema_version')!r} but "
-                f"{first_name} has {first.get('schema_version')!r}; re-run the shards with one "
-                "pytest-vibecheck version"
-            )
-    manifests: dict[str, tuple[str | None, str]] = {}
-    for name, rep in reports:
-        for suite in rep.get("suites") or []:
-            seen = manifests.setdefault(suite["name"], (suite.get("manifest_sha256"), name))
-            if seen[0] != suite.get("manifest_sha256"):
-                raise MergeError(
-                    f"suite {suite['name']!r} differs: manifest sha256 {seen[0]} in {seen[1]} "
-                    f"but {suite.get('manifest_sha256')} in {name}; the shards ran on different "
-                    "problem data"
-                )
-    base_settings: dict[str, Any] = dict(first["run"].get("settings") or {})
-    for name, rep in reports[1:]:
-        settings = rep["run"].get("settings") or {}
-        for key in SAME_SETTINGS:
-            if key in base_settings or key in settings:
-                a, b = base_settings.get(key), settings.get(key)
-                if a != b:
-                    raise MergeError(
-                        f"setting {key!r} differs: {a!r} in {first_name} but {b!r} in {name}; "
-                        "only shards of one run (or runs of different models with the same "
-                        "settings) can be merged"
-                    )
-    ruff: tuple[str, str] | None = None
-    for name, rep in reports:
-        version = rep["run"].get("ruff_version")
-        if version is None:
-            continue
-        if ruff is not None and ruff[0] != version:
-            raise MergeError(
-                f"Ruff {ruff[0]} judged {ruff[1]} but Ruff {version} judged {name}; verdicts "
-                "depend on the Ruff version, so these reports cannot be merged"
-            )
-        ruff = ruff or (version, name)
-    items: list[ReportItem] = []
-    origin: dict[str, str] = {}
-    for name, rep in reports:
-        for item in rep.get("items") or []:
-            nodeid = str(item.get("nodeid"))
-            if nodeid in origin:
-                raise MergeError(
-                    f"item {nodeid} is in {origin[nodeid]} and in {name}: the shards overlap "
-                    "(run every shard with the same --vibe-shard I/N count, and give each "
-                    "report once)"
-                )
-            origin[nodeid] = name
-            items.append(item.copy())
+    _check_schema_versions(reports)
+    _check_suites(reports)
+    base_settings = _common_settings(reports)
+    ruff = _ruff_version(reports)
+    items = _items_once(reports)
     models: list[str] = []
     for _, rep in reports:
         for m in (rep["run"].get("settings") or {}).get("models") or []:
@@ -140,16 +91,93 @@ def merge_reports(reports: Sequence[tuple[str, VibeReport]]) -> VibeReport:
             ]
         },
     )
-    run, head = merged["run"], first["run"]
+    run, head = merged["run"], reports[0][1]["run"]
     run["plugin_version"] = head.get("plugin_version", run["plugin_version"])
     run["python_version"] = head.get("python_version", run["python_version"])
     run["pytest_version"] = head.get("pytest_version", run["pytest_version"])
     run["platform"] = head.get("platform", run["platform"])
-    run["ruff_version"] = ruff[0] if ruff else run["ruff_version"]
+    run["ruff_version"] = ruff if ruff is not None else run["ruff_version"]
     spends = [sp for r in runs if (sp := r.get("spend")) is not None]
     if spends and len(spends) == len(runs):
         run["spend"] = merge_spend(spends)
     return merged
+
+
+def _check_schema_versions(reports: Sequence[tuple[str, VibeReport]]) -> None:
+    first_name, first = reports[0]
+    for name, rep in reports[1:]:
+        if rep.get("schema_version") != first.get("schema_version"):
+            raise MergeError(
+                f"{name} has report schema version {rep.get('schema_version')!r} but "
+                f"{first_name} has {first.get('schema_version')!r}; re-run the shards with one "
+                "pytest-vibecheck version"
+            )
+
+
+def _check_suites(reports: Sequence[tuple[str, VibeReport]]) -> None:
+    manifests: dict[str, tuple[str | None, str]] = {}
+    for name, rep in reports:
+        for suite in rep.get("suites") or []:
+            seen = manifests.setdefault(suite["name"], (suite.get("manifest_sha256"), name))
+            if seen[0] != suite.get("manifest_sha256"):
+                raise MergeError(
+                    f"suite {suite['name']!r} differs: manifest sha256 {seen[0]} in {seen[1]} "
+                    f"but {suite.get('manifest_sha256')} in {name}; the shards ran on different "
+                    "problem data"
+                )
+
+
+def _common_settings(reports: Sequence[tuple[str, VibeReport]]) -> dict[str, Any]:
+    """The first report's ``run.settings`` (plain JSON), once every :data:`SAME_SETTINGS` key
+    is equal in all reports."""
+    first_name, first = reports[0]
+    base_settings: dict[str, Any] = dict(first["run"].get("settings") or {})
+    for name, rep in reports[1:]:
+        settings = rep["run"].get("settings") or {}
+        for key in SAME_SETTINGS:
+            if key in base_settings or key in settings:
+                a, b = base_settings.get(key), settings.get(key)
+                if a != b:
+                    raise MergeError(
+                        f"setting {key!r} differs: {a!r} in {first_name} but {b!r} in {name}; "
+                        "only shards of one run (or runs of different models with the same "
+                        "settings) can be merged"
+                    )
+    return base_settings
+
+
+def _ruff_version(reports: Sequence[tuple[str, VibeReport]]) -> str | None:
+    """The one Ruff version that judged the reports (None when none says)."""
+    ruff: tuple[str, str] | None = None
+    for name, rep in reports:
+        version = rep["run"].get("ruff_version")
+        if version is None:
+            continue
+        if ruff is not None and ruff[0] != version:
+            raise MergeError(
+                f"Ruff {ruff[0]} judged {ruff[1]} but Ruff {version} judged {name}; verdicts "
+                "depend on the Ruff version, so these reports cannot be merged"
+            )
+        ruff = ruff or (version, name)
+    return ruff[0] if ruff else None
+
+
+def _items_once(reports: Sequence[tuple[str, VibeReport]]) -> list[ReportItem]:
+    """Every report's items, each node id once (two reports holding it: MergeError)."""
+    items: list[ReportItem] = []
+    origin: dict[str, str] = {}
+    for name, rep in reports:
+        for item in rep.get("items") or []:
+            nodeid = str(item.get("nodeid"))
+            if nodeid in origin:
+                raise MergeError(
+                    f"item {nodeid} is in {origin[nodeid]} and in {name}: the shards overlap "
+                    "(run every shard with the same --vibe-shard I/N count, and give each "
+                    "report once)"
+                )
+            origin[nodeid] = name
+            items.append(item.copy())
+    return items
 
 
 def merge_spend(spends: Sequence[SpendRecord]) -> SpendRecord:
