@@ -109,8 +109,11 @@ def test_action_structure() -> None:
             assert step["shell"] == "bash"
     run = _action_steps()["Run the gate"]
     assert run["env"] == {"CONFIG": "${{ inputs.config }}", "BASE": "${{ inputs.base }}",
-                          "PYTEST_ARGS": "${{ inputs.pytest-args }}"}
-    assert "--vibe-gate --vibe-gate-config \"$CONFIG\"" in run["run"]
+                          "PYTEST_ARGS": "${{ inputs.pytest-args }}",
+                          "SARIF_FILE": "${{ inputs.sarif-file }}"}
+    assert run["id"] == "gate"
+    assert action["outputs"]["sarif-file"]["value"] == "${{ steps.gate.outputs.sarif-file }}"
+    assert "--vibe-gate --vibe-gate-config=\"$CONFIG\"" in run["run"]
 
 
 def test_action_references_name_this_repository() -> None:
@@ -166,6 +169,14 @@ def test_workflow_structure() -> None:
     assert gsteps[0]["with"] == {"fetch-depth": 0}
     assert gsteps[1]["uses"] == "./"
     assert (ROOT / gsteps[1]["with"]["config"]).is_file()
+    # the SARIF upload: after a failed gate too, with the action's output, and the permission
+    upload = gsteps[2]
+    assert upload["uses"] == "github/codeql-action/upload-sarif@v4"
+    assert upload["if"].startswith("${{ !cancelled() && ")
+    assert upload["with"] == {"sarif_file": "${{ steps.vibecheck.outputs.sarif-file }}",
+                              "category": "vibecheck-gate"}
+    assert gsteps[1]["id"] == "vibecheck" and gsteps[1]["with"]["sarif-file"] == "vibecheck.sarif"
+    assert gate["jobs"]["gate"]["permissions"] == {"contents": "read", "security-events": "write"}
     bench = _yaml(ROOT / ".github/workflows/vibe-benchmark-example.yml")
     shard_job = bench["jobs"]["shard"]
     assert shard_job["strategy"]["matrix"]["shard"] == [1, 2, 3]
@@ -221,8 +232,17 @@ def test_the_action_gate_step_runs(tmp_path: Path) -> None:
     assert "1 failed in" in proc.stdout
     env["GITHUB_ACTIONS"] = "true"
     env["PYTEST_ARGS"] = "--vibe-no-fail-items"
+    env["SARIF_FILE"] = "reports/gate.sarif"
+    env["GITHUB_OUTPUT"] = str(tmp_path / "github_output")
     proc = subprocess.run(["bash", "-c", script], cwd=repo, env=env, capture_output=True,
                           text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert ("::warning file=b.py,line=1,col=8,title=vibecheck F401 (logic_1)::"
             "`sys` imported but unused") in proc.stdout.splitlines()
+    # sarif-file: the file is written and its absolute path is the step's output
+    assert (tmp_path / "github_output").read_text(encoding="utf-8") == (
+        f"sarif-file={repo}/reports/gate.sarif\n")
+    import json
+
+    log = json.loads((repo / "reports" / "gate.sarif").read_text(encoding="utf-8"))
+    assert [(r["ruleId"], r["level"]) for r in log["runs"][0]["results"]] == [("logic_1", "warning")]

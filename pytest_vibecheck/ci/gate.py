@@ -32,11 +32,15 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_vibecheck.errors import UnknownIdError, VibecheckError
+from pytest_vibecheck.report.records import GateRecord, GateViolationRecord
 from pytest_vibecheck.verify.instructions import get_instruction
 from pytest_vibecheck.verify.params import validate_params
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.verify.verdict import Verdict
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -54,14 +58,17 @@ __all__ = [
     "SyntaxProblem",
     "annotation_line",
     "check_syntax",
+    "classify_entries",
     "compute_diff",
     "counted",
     "escape_data",
     "escape_property",
     "load_gate_config",
+    "new_gate_record",
     "parse_gate_table",
     "parse_unified_diff",
     "render_step_summary",
+    "violation_records",
 ]
 
 #: Keys allowed in ``[tool.vibecheck.gate]``.
@@ -517,6 +524,17 @@ def compute_diff(
             except OSError:
                 continue
             entries.append(DiffEntry(path=rel, status="added", added=set(range(1, n + 1))))
+    files, skipped = classify_entries(entries, config, root)
+    return GateDiff(root, base, merge_base, tuple(files), tuple(skipped))
+
+
+def classify_entries(
+    entries: Iterable[DiffEntry], config: GateConfig, root: Path
+) -> tuple[list[ChangedFile], list[SkippedFile]]:
+    """The changed Python files to check (sorted by path) and the skipped files with why: a
+    deletion, a non-Python or binary file, a file ``include``/``exclude`` leave out, or a path
+    that is not a regular file in the work tree at ``root``. Shared by :func:`compute_diff`
+    and the pre-commit check (:mod:`pytest_vibecheck.ci.staged`)."""
     files: list[ChangedFile] = []
     skipped: list[SkippedFile] = []
     for e in entries:
@@ -538,7 +556,7 @@ def compute_diff(
             continue
         files.append(ChangedFile(e.path, e.status, frozenset(e.added), e.old_path))
     files.sort(key=lambda f: f.path)
-    return GateDiff(root, base, merge_base, tuple(files), tuple(skipped))
+    return files, skipped
 
 
 # ---------------------------------------------------------------- checks
@@ -578,6 +596,41 @@ def counted(line: int | None, added: Iterable[int] | frozenset[int], all_lines: 
     if line is None:
         return False
     return line in (added if isinstance(added, frozenset) else frozenset(added))
+
+
+def new_gate_record(changed: ChangedFile, instruction: GateInstruction | None) -> GateRecord:
+    """The record of one gate check before it runs (``status`` ``passed``, no violations): the
+    file ``changed`` against ``instruction``, or its syntax check when ``instruction`` is None.
+    ``pytest --vibe-gate`` items and the pre-commit check fill in the same shape."""
+    return {
+        "file": changed.path,
+        "status_in_diff": changed.status,
+        "old_path": changed.old_path,
+        "instruction": instruction.id if instruction else "syntax",
+        "label": instruction.label() if instruction else "syntax",
+        "params": dict(instruction.params) if instruction else {},
+        "status": "passed",
+        "violations": [],
+        "error": None,
+        "line": None,
+        "column": None,
+    }
+
+
+def violation_records(
+    verdict: Verdict, added: frozenset[int], all_lines: bool
+) -> list[GateViolationRecord]:
+    """A verdict's violations as gate records, each marked ``counted`` by :func:`counted`."""
+    return [
+        {
+            "rule": v.rule,
+            "line": v.line,
+            "column": v.column,
+            "message": v.message,
+            "counted": counted(v.line, added, all_lines),
+        }
+        for v in verdict.violations
+    ]
 
 
 # ---------------------------------------------------------------- GitHub Actions
@@ -629,8 +682,12 @@ def render_step_summary(
     all_lines: bool,
     max_rows: int = 100,
     instructions: Sequence[GateInstruction] = (),
+    notes: Sequence[str] = (),
 ) -> str:
     """Markdown for ``$GITHUB_STEP_SUMMARY`` from the gate items' records.
+
+    ``notes`` are Markdown lines put right after the counts (what was not annotated and where
+    every finding is, an agent file that no longer matches the declared instructions).
 
     Each record is the builtins dict an item stores (``file``, ``instruction``, ``label``,
     ``status`` in ``passed``/``failed``/``error``/``syntax``, ``violations`` with ``rule``,
@@ -649,6 +706,7 @@ def render_step_summary(
         f"file(s), {len(records)} check(s): {len(records) - len(failed) - len(errors)} passed, "
         f"{len(failed)} failed, {len(errors)} error(s). Violations counted on {scope}.",
         "",
+        *notes,
     ]
     rows: list[str] = []
     hidden = 0

@@ -7,15 +7,15 @@ diff, verdicts batched per file). The logic (config, diff, syntax, counting) is 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from pytest_vibecheck.ci import gate as gatemod
+from pytest_vibecheck.ci.declared import default_config_path, load_declared
 from pytest_vibecheck.ci.options import CISettings
-from pytest_vibecheck.ci.ruff_config import apply_repo_ruff, load_repo_ruff
 from pytest_vibecheck.errors import Picklable, VibecheckError
 from pytest_vibecheck.report.records import GATE_PROP, GateRecord
 
@@ -39,14 +39,8 @@ class GateRun:
         start = config.invocation_params.dir
         try:
             root = gatemod.repo_root(start)
-            path = settings.gate_config
-            if path is None:
-                candidates = [config.rootpath / "pyproject.toml", root / "pyproject.toml"]
-                path = next((c for c in candidates if c.is_file()), candidates[-1])
-            gconf = gatemod.load_gate_config(path)
-            gconf = replace(
-                gconf, instructions=apply_repo_ruff(gconf.instructions, load_repo_ruff(root))
-            )
+            path = settings.gate_config or default_config_path(root, config.rootpath)
+            gconf = load_declared(path, root)
             base = gatemod.resolve_base(root, settings.base, gconf.base)
             diff = gatemod.compute_diff(root, base, gconf)
         except VibecheckError as exc:
@@ -125,20 +119,7 @@ class GateItem(pytest.Item):
             self.extra_keyword_matches.add(instruction.id)
 
     def _base_record(self) -> GateRecord:
-        inst = self.instruction
-        return {
-            "file": self.changed.path,
-            "status_in_diff": self.changed.status,
-            "old_path": self.changed.old_path,
-            "instruction": inst.id if inst else "syntax",
-            "label": inst.label() if inst else "syntax",
-            "params": dict(inst.params) if inst else {},
-            "status": "passed",
-            "violations": [],
-            "error": None,
-            "line": None,
-            "column": None,
-        }
+        return gatemod.new_gate_record(self.changed, self.instruction)
 
     def setup(self) -> None:
         """Verify the file (batched per file); a verifier error is an *error* outcome."""
@@ -152,17 +133,9 @@ class GateItem(pytest.Item):
             self._error(f"verification failed: {exc}")
         if verdict.passed is None:
             self._error(f"verifier error: {verdict.error}")
-        added = self.changed.added
-        self.record["violations"] = [
-            {
-                "rule": v.rule,
-                "line": v.line,
-                "column": v.column,
-                "message": v.message,
-                "counted": gatemod.counted(v.line, added, run.all_lines),
-            }
-            for v in verdict.violations
-        ]
+        self.record["violations"] = gatemod.violation_records(
+            verdict, self.changed.added, run.all_lines
+        )
 
     def _error(self, message: str) -> NoReturn:
         self.record["status"] = "error"

@@ -31,13 +31,15 @@ class CISettings:
     thresholds: list[thmod.Threshold] = field(default_factory=list)
     no_fail_items: bool = False
     shard: tuple[int, int] | None = None
+    #: ``--vibe-sarif``: where to write the SARIF log (absolute), or None
+    sarif: Path | None = None
     #: where each option's value came from (``--vibe-shard``, ``environment variable ...``)
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def used(self) -> bool:
         """True if any CI option was given; else the plugin registers nothing (invisible)."""
-        return bool(self.gate or self.thresholds or self.no_fail_items or self.shard)
+        return bool(self.gate or self.thresholds or self.no_fail_items or self.shard or self.sarif)
 
 
 
@@ -64,6 +66,9 @@ def resolve_ci_settings(config: pytest.Config) -> CISettings:
     gate_config = values.get("gate_config")
     if isinstance(gate_config, Path):
         s.gate_config = gate_config if gate_config.is_absolute() else config.invocation_params.dir / gate_config
+    sarif = values.get("sarif")
+    if isinstance(sarif, Path):
+        s.sarif = sarif if sarif.is_absolute() else config.invocation_params.dir / sarif
     gate_only = (s.base, s.all_lines, s.gate_config)
     if not s.gate and any(v for v in gate_only):
         raise pytest.UsageError(

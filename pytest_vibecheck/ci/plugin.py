@@ -109,6 +109,8 @@ def pytest_configure(config: pytest.Config) -> None:
     terminal summary (thresholds, exit note) comes after the summary table."""
     settings = resolve_ci_settings(config)
     config.stash[CI_SETTINGS_KEY] = settings
+    if settings.sarif is not None and not _is_worker(config):
+        _check_sarif_path(config, settings)
     if settings.gate:
         config.addinivalue_line(
             "markers", "vibe_gate: a pull-request gate item of pytest-vibecheck (--vibe-gate)"
@@ -124,6 +126,25 @@ def pytest_configure(config: pytest.Config) -> None:
         reporter = CIReporter(config, settings)
         config.stash[REPORTER_KEY] = reporter
         config.pluginmanager.register(reporter, "vibecheck-ci-reporter")
+
+
+def _check_sarif_path(config: pytest.Config, settings: CISettings) -> None:
+    """``--vibe-sarif`` can be written and is not the JUnit file; else a usage error now, before
+    the run spends anything."""
+    from pytest_vibecheck.report.outputs import OutputPathError, check_output_path
+
+    path = settings.sarif
+    assert path is not None
+    where = settings.sources.get("sarif", "--vibe-sarif")
+    try:
+        check_output_path(path, example="vibecheck.sarif")
+    except OutputPathError as exc:
+        raise pytest.UsageError(f"vibecheck: {where} {path}: {exc}") from None
+    xml = config.getoption("xmlpath", None)
+    if xml and Path(config.invocation_params.dir, xml).resolve() == path.resolve():
+        raise pytest.UsageError(
+            f"vibecheck: {where} {path}: the same file as --junitxml; give each output its own path"
+        )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -8,19 +8,27 @@ import os
 import warnings
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import pytest
 
 from pytest_vibecheck.ci import gate as gatemod
+from pytest_vibecheck.ci import sarif as sarifmod
+from pytest_vibecheck.ci.annotations import AnnotationPlan, limit_note, plan_annotations
+from pytest_vibecheck.ci.declared import relative_source
 from pytest_vibecheck.ci.items import GATE_RUN_KEY, GateRun
 from pytest_vibecheck.ci.options import SHARD_TOTAL_KEY, CISettings
+from pytest_vibecheck.ci.prompt import stale_agent_files
 from pytest_vibecheck.config import thresholds as thmod
+from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.properties import record_of
 from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, AggregateRecord, GateRecord
 
-__all__ = ["REPORTER_KEY", "CIReporter"]
+__all__ = ["REPORTER_KEY", "SUMMARY_ROWS", "CIReporter"]
+
+#: Violation rows the job summary's table lists at most (the rest are counted).
+SUMMARY_ROWS = 100
 
 
 class CIReporter:
@@ -37,13 +45,17 @@ class CIReporter:
         self.checks: list[thmod.Check] = []
         self.exit_note: str = ""
         self.github_written = False
+        #: the SARIF file written at the end of the run (``--vibe-sarif``) and its result count
+        self.sarif_written: tuple[Path, int] | None = None
+        self.sarif_error: str | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         gate_rec = record_of(report, GATE_PROP)
         bench = record_of(report, BENCH_PROP)
         if gate_rec is not None:
             self.gate_records[report.nodeid] = cast(GateRecord, gate_rec)
-        if bench is not None and self.settings.thresholds and not self._has_summary():
+        wanted = self.settings.thresholds or (self.settings.sarif and not self.settings.gate)
+        if bench is not None and wanted and not self._has_summary():
             self.bench_items.add(report)
         if report.failed and not hasattr(report, "wasxfail"):
             ours = gate_rec is not None or bench is not None
@@ -117,35 +129,124 @@ class CIReporter:
                 status = pytest.ExitCode.TESTS_FAILED
             notes.append(f"thresholds: {len(failed)} of {len(self.checks)} check(s) failed"
                          if failed else f"thresholds: all {len(self.checks)} check(s) met")
+        if s.sarif is not None and not self._write_sarif(s.sarif) and status == pytest.ExitCode.OK:
+            status = pytest.ExitCode.TESTS_FAILED
         if status != session.exitstatus:
             session.exitstatus = status
         self.exit_note = "; ".join(notes)
         if s.gate:
             self._write_github()
 
+    def _level(self) -> Literal["error", "warning"]:
+        return "warning" if self.settings.no_fail_items else "error"
+
+    def sarif_log(self) -> sarifmod.SarifLog:
+        """The run's SARIF log: the gate's counted violations with ``--vibe-gate``, else the
+        instruction violations of the benchmark items (:mod:`pytest_vibecheck.ci.sarif`)."""
+        from pytest_vibecheck import __version__
+        from pytest_vibecheck.verify.ruff_engine import default_engine
+
+        ruff_version = default_engine().version()
+        run: GateRun | None = self.config.stash.get(GATE_RUN_KEY, None)
+        if run is None:
+            from pytest_vibecheck.report.session import SUMMARY_KEY
+
+            summary = self.config.stash.get(SUMMARY_KEY, None)
+            items = summary.items() if summary is not None else self.bench_items.items()
+            return sarifmod.benchmark_log(items, tool_version=__version__,
+                                          ruff_version=ruff_version, level=self._level())
+        repo = run.diff.repo
+
+        def text_of(path: str) -> str | None:
+            try:
+                return (repo / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+
+        return sarifmod.gate_log(
+            [rec for _, rec in sorted(self.gate_records.items())], run.config.instructions,
+            text_of=text_of, tool_version=__version__, ruff_version=ruff_version,
+            level=self._level(), repo=repo,
+            properties={"base": run.diff.base, "mergeBase": run.diff.merge_base,
+                        "linesCounted": "all" if run.all_lines else "changed",
+                        "config": relative_source(Path(run.config.source), repo)},
+        )
+
+    def _write_sarif(self, path: Path) -> bool:
+        from pytest_vibecheck.report.outputs import write_error_line
+
+        try:
+            log = self.sarif_log()
+            sarifmod.write_log(path, log)
+        except (OSError, VibecheckError) as exc:
+            self.sarif_error = write_error_line("SARIF log", path, exc)
+            return False
+        self.sarif_written = (path, len(log["runs"][0].get("results", [])))
+        return True
+
     def _github_env(self) -> bool:
         return os.environ.get("GITHUB_ACTIONS") == "true"
 
     def annotation_lines(self) -> list[str]:
-        """The workflow-command lines for the counted violations and syntax errors."""
+        """The workflow-command lines for the counted violations and syntax errors, most
+        important first (GitHub keeps only the first few): the files that do not parse, then
+        every violation by file, line and column."""
         level: Any = "warning" if self.settings.no_fail_items else "error"
-        out: list[str] = []
+        keyed: list[tuple[tuple[int, str, int, int], str]] = []
         for _nodeid, rec in sorted(self.gate_records.items()):
             if rec["status"] == "syntax":
-                out.append(gatemod.annotation_line(
+                keyed.append(((0, rec["file"], 0, 0), gatemod.annotation_line(
                     rec["file"], rec.get("line"), rec.get("column"), "vibecheck syntax error",
                     f"{rec['error']} (the file cannot be checked against any instruction)", level,
-                ))
+                )))
                 continue
-            out.extend(
-                gatemod.annotation_line(
+            keyed.extend(
+                ((1, rec["file"], v["line"] or 0, v["column"] or 0), gatemod.annotation_line(
                     rec["file"], v["line"], v["column"],
                     f"vibecheck {v['rule']} ({rec['label']})", v["message"], level,
-                )
+                ))
                 for v in rec.get("violations", [])
                 if v.get("counted")
             )
-        return out
+        return [line for _, line in sorted(keyed, key=lambda kv: kv[0])]
+
+    def _places(self, *, summary: str) -> list[str]:
+        """Where every finding of the gate is: the job summary's table (when it lists them
+        all), the SARIF file, the JUnit file, and this step's output."""
+        places = []
+        if len(self.annotation_lines()) <= SUMMARY_ROWS:
+            places.append(summary)
+        if self.settings.sarif is not None:
+            places.append(f"the SARIF file {self._shown(self.settings.sarif)}")
+        xml = self.config.getoption("xmlpath", None)
+        if xml:
+            places.append(f"the JUnit file {self._shown(Path(xml))}")
+        places.append("this step's output")
+        return places
+
+    def _shown(self, path: Path) -> str:
+        base = self.config.invocation_params.dir
+        full = path if path.is_absolute() else base / path
+        try:
+            return full.relative_to(base).as_posix()
+        except ValueError:
+            return str(full)
+
+    def annotation_plan(self) -> AnnotationPlan:
+        """The annotations to print: at most GitHub's per-step limit, then a notice."""
+        return plan_annotations(self.annotation_lines(), self._places(summary="the job summary"))
+
+    def _notes(self, run: GateRun) -> list[str]:
+        plan = plan_annotations(self.annotation_lines(), self._places(summary="the table below"))
+        notes = limit_note(plan, self._places(summary="the table below"))
+        stale = stale_agent_files(run.diff.repo, run.config,
+                                  relative_source(Path(run.config.source), run.diff.repo))
+        if stale:
+            notes += [f"**{', '.join(stale)} no longer match{'es' if len(stale) == 1 else ''} "
+                      "the declared instructions**: the agent was told something other than "
+                      "what the gate checks; run `vibecheck gate-prompt --write` and commit it.",
+                      ""]
+        return notes
 
     def _write_github(self) -> None:
         if not self._github_env() or self.github_written:
@@ -159,7 +260,8 @@ class CIReporter:
             list(self.gate_records.values()),
             base=run.diff.base, merge_base=run.diff.merge_base,
             skipped=run.diff.skipped, all_lines=run.all_lines,
-            instructions=run.config.instructions,
+            instructions=run.config.instructions, max_rows=SUMMARY_ROWS,
+            notes=self._notes(run),
         )
         try:
             with Path(path).open("a", encoding="utf-8") as fh:
@@ -198,9 +300,19 @@ class CIReporter:
             )
             for sk in run.diff.skipped:
                 tr.write_line(f"skipped {sk.path}: {sk.reason}")
+            for name in stale_agent_files(run.diff.repo, run.config,
+                                          relative_source(Path(run.config.source), run.diff.repo)):
+                tr.write_line(f"note: {name} no longer matches the declared instructions (the "
+                              "agent was told something else); run `vibecheck gate-prompt "
+                              "--write` and commit it")
             if self._github_env():
-                for line in self.annotation_lines():
+                for line in self.annotation_plan().lines:
                     tr.write_line(line)
+        if self.sarif_written is not None:
+            path, count = self.sarif_written
+            tr.write_line(f"vibecheck: SARIF log {self._shown(path)}: {count} result(s)")
+        if self.sarif_error is not None:
+            tr.write_line(self.sarif_error)
         if s.thresholds:
             tr.write_sep("=", "vibecheck thresholds")
             if s.shard is not None:

@@ -37,11 +37,23 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pytest_vibecheck.cli.results_cmd",
     "pytest_vibecheck.cli.export_dataset_cmd",
     "pytest_vibecheck.cli.plugins_cmd",
+    "pytest_vibecheck.cli.gate_prompt_cmd",
+    "pytest_vibecheck.cli.gate_staged_cmd",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every registered sub-command."""
+#: Commands that run on every commit (the pre-commit hooks of ``.pre-commit-hooks.yaml``): their
+#: parser is built alone, without importing the other command modules (most of a run's
+#: start-up time otherwise).
+HOOK_COMMANDS: dict[str, str] = {
+    "gate-staged": "pytest_vibecheck.cli.gate_staged_cmd",
+    "gate-prompt": "pytest_vibecheck.cli.gate_prompt_cmd",
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full argument parser with every registered sub-command; with ``only`` (a module of
+    :data:`HOOK_COMMANDS`), a parser with that command alone."""
     parser = argparse.ArgumentParser(
         prog="vibecheck",
         description="VeriCode verification and Vibe Checker benchmarks (see README.md).",
@@ -51,9 +63,15 @@ def build_parser() -> argparse.ArgumentParser:
     # (``vibecheck results --command``), which would overwrite the name in error messages
     sub = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    for name in (only,) if only else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
+
+
+def _hook_command(argv: Sequence[str] | None) -> str | None:
+    """The module of a hook command when ``argv`` starts with its name, else None."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    return HOOK_COMMANDS.get(args[0]) if args else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"vibecheck: error: {exc}", file=sys.stderr)
         return 2
     with activate(registry):
-        parser = build_parser()
+        parser = build_parser(_hook_command(argv))
         args = parser.parse_args(argv)
         name = args.subcommand
         try:

@@ -579,6 +579,10 @@ CI_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("gate_config", "--vibe-gate-config", "PATH",
                "gate: TOML file with [tool.vibecheck.gate] (default: pyproject.toml of the rootdir, "
                "else of the repository root)", _validate_path, toml_keys=()),
+    OptionSpec("sarif", "--vibe-sarif", "PATH",
+               "write a SARIF 2.1.0 log (for GitHub code scanning): with --vibe-gate the counted "
+               "violations of the gate, else the instruction violations of the benchmark run",
+               _validate_path, toml_keys=()),
     OptionSpec("fail_under", "--vibe-fail-under", "[MODEL:]METRIC=VALUE,...",
                "fail the run if a metric is below VALUE (fraction in [0,1] or a percentage like "
                "40%%): pass@1, pass@K, instruction_if, task_if; MODEL: limits it to one model; "

@@ -129,8 +129,9 @@ def build_report(
     return report
 
 
-def write_report(path: str | os.PathLike[str], report: VibeReport) -> Path:
-    """Write ``report`` as indented JSON to ``path`` atomically (temp file + rename);
+def write_report(path: str | os.PathLike[str], report: Mapping[str, object]) -> Path:
+    """Write ``report`` (a :class:`~pytest_vibecheck.report.records.VibeReport`, or any JSON
+    object: the SARIF log uses it too) as JSON to ``path`` atomically (temp file + rename);
     creates parent folders. Returns the path."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
