@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -86,9 +86,10 @@ def repeated(report: Path, out: Path, times: int) -> Path:
             copy["nodeid"] = it["nodeid"].replace("[", f"[copy{n}-", 1)
             items.append(copy)
     from pytest_vibecheck.report.aggregate import aggregate
+    from pytest_vibecheck.report.records import ReportItem
 
     data["items"] = items
-    data["aggregates"] = aggregate(items)
+    data["aggregates"] = aggregate(cast("list[ReportItem]", items))  # JSON read back above
     out.write_text(json.dumps(data), encoding="utf-8")
     return out
 

@@ -16,7 +16,10 @@ come from
   ``conftest.py`` when it implements the hook (:func:`pytest_vibecheck.compose.build.load_plugins`).
 
 Team instructions as data: ``[tool.vibecheck] instruction_dirs = ["vibe/instructions"]`` holds
-TOML files in the shipped schema (``docs/instructions.md``); their category is free (``acme``).
+TOML files in the shipped schema (``instructions/*.toml``; CONTRIBUTING.md, "Add an instruction",
+shows one; :func:`pytest_vibecheck.verify.instructions.load_instruction_file` reads them); their
+category is free (``acme``). The registry keeps them in the :class:`InstructionTable` it is built
+with (the verification layer's catalog, given by the composition root).
 
 In a pytest run the registry built from ``config.hook`` is made the process's active registry
 (:func:`activate`) for the session; elsewhere :func:`get_registry` builds one on first use from
@@ -28,12 +31,12 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from pytest_vibecheck.errors import DataFileError, DuplicateIdError, ParameterError, UnknownIdError
+from pytest_vibecheck.errors import DuplicateIdError, ParameterError, UnknownIdError
 
 if TYPE_CHECKING:
     from pytest_vibecheck.generate.backends.base import Backend, BackendSettings
@@ -46,6 +49,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "BackendFactory",
     "Check",
+    "InstructionTable",
     "Registry",
     "SelectorFactory",
     "SuiteLoader",
@@ -131,8 +135,35 @@ class _Table(Generic[T]):
         return sorted(self._entries)
 
 
+class InstructionTable(Protocol):
+    """Where a :class:`Registry` keeps its instructions until they are finalized: the
+    verification layer parses and finalizes them
+    (:class:`pytest_vibecheck.verify.instructions.InstructionCatalog`, which the composition
+    root gives every registry it builds)."""
+
+    def add(self, instruction: Instruction, *, shipped: bool = False) -> None:
+        """Add one instruction (DuplicateIdError for a taken id)."""
+        ...
+
+    def add_folder(self, folder: str | Path, *, shipped: bool = False) -> None:
+        """Add every ``*.toml`` instruction file of ``folder`` (DataFileError)."""
+        ...
+
+    def is_shipped(self, instruction_id: str) -> bool:
+        """True for an instruction of the shipped taxonomy."""
+        ...
+
+    def finalized(self, checks: Collection[str]) -> InstructionRegistry:
+        """Every instruction, finalized against the registered built-in ``checks``."""
+        ...
+
+
 class Registry:
     """What a run can use, by id. Built-ins and plugins fill it in ``pytest_vibecheck_register``.
+
+    ``instructions``: where its instructions are kept and finalized (:class:`InstructionTable`;
+    :func:`pytest_vibecheck.compose.build.build_registry` gives each registry a
+    :class:`~pytest_vibecheck.verify.instructions.InstructionCatalog`).
 
     Every ``add_*`` method raises :class:`DuplicateIdError` for a taken id (``replace=True``
     overrides, for backends, checks, selectors and loaders) and takes either the object or a
@@ -140,15 +171,12 @@ class Registry:
     ``origin`` names who registered (shown in a clash).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, instructions: InstructionTable) -> None:
         self.backends: _Table[BackendFactory] = _Table("backend provider")
         self.checks: _Table[Check] = _Table("built-in check")
         self.selectors: _Table[SelectorFactory] = _Table("selector")
         self.suite_loaders: _Table[SuiteLoader] = _Table("source format")
-        self._instructions: dict[str, Instruction] = {}
-        self._shipped: set[str] = set()
-        self._finalized: InstructionRegistry | None = None
-        self._lock = threading.Lock()
+        self._instructions = instructions
 
     # -- registering ------------------------------------------------------------
 
@@ -209,52 +237,25 @@ class Registry:
     def add_instruction(self, instruction: Instruction, *, shipped: bool = False) -> None:
         """Add one instruction. Raises DuplicateIdError when the id is taken (a team
         instruction may never reuse a shipped id)."""
-        with self._lock:
-            old = self._instructions.get(instruction.id)
-            if old is not None:
-                what = "the shipped instruction" if old.id in self._shipped else "instruction"
-                raise DuplicateIdError(
-                    f"instruction id {instruction.id!r} in {instruction.source} clashes with "
-                    f"{what} {old.id!r} ({old.source}); give it another id"
-                )
-            self._instructions[instruction.id] = instruction
-            if shipped:
-                self._shipped.add(instruction.id)
-            self._finalized = None
+        self._instructions.add(instruction, shipped=shipped)
 
     def add_instruction_dir(self, folder: str | Path, *, shipped: bool = False) -> None:
         """Add every ``*.toml`` instruction file of ``folder`` (the shipped schema).
 
         Raises DataFileError for a missing folder or a malformed file (naming file and field).
         """
-        from pytest_vibecheck.verify.instructions import load_instruction_file
-
-        path = Path(folder)
-        if not path.is_dir():
-            raise DataFileError(path, "instruction folder does not exist (instruction_dirs)")
-        for file in sorted(path.glob("*.toml")):
-            self.add_instruction(load_instruction_file(file, known_checks=()), shipped=shipped)
+        self._instructions.add_folder(folder, shipped=shipped)
 
     # -- looking up -------------------------------------------------------------
 
     def instructions(self) -> InstructionRegistry:
         """Every instruction, finalized (conflicts symmetric; each ``verifier.checks`` name
         registered). Raises DataFileError naming the file of a bad reference."""
-        with self._lock:
-            if self._finalized is None:
-                from pytest_vibecheck.verify.instructions import InstructionRegistry
-
-                for inst in self._instructions.values():
-                    for check in inst.verifier.checks:
-                        if check not in self.checks:
-                            unknown = UnknownIdError("built-in check", check, self.checks.names())
-                            raise DataFileError(inst.source, str(unknown), field="verifier.checks")
-                self._finalized = InstructionRegistry(self._instructions.values()).finalize()
-            return self._finalized
+        return self._instructions.finalized(self.checks.names())
 
     def is_shipped(self, instruction_id: str) -> bool:
         """True for an instruction of the shipped VeriCode taxonomy."""
-        return instruction_id in self._shipped
+        return self._instructions.is_shipped(instruction_id)
 
     def check(self, name: str) -> Check:
         """The built-in check ``name``; UnknownIdError with suggestions."""

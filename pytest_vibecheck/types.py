@@ -21,9 +21,14 @@ __all__ = [
     "ErrorKind",
     "ExtractMode",
     "Outcome",
+    "ParamValue",
     "ProtocolName",
     "TestStatus",
 ]
+
+#: The value of an instruction parameter (``max_branches = 3``, ``convention = "google"``):
+#: an instruction's parameters are ``dict[str, ParamValue]`` once validated (verify/params.py).
+ParamValue = int | str
 
 #: The evaluation protocols of Vibe Checker (paper §3.2): ``baseline`` (the plain query, no
 #: instruction given), ``single`` (single-turn: all k instructions in the query) and ``multi``

@@ -35,6 +35,7 @@ from typing import Any
 
 from pytest_vibecheck.execute.envcheck import derive_required_modules
 from pytest_vibecheck.generate.protocols import PAPER_LIVE_SYSTEM_PROMPT
+from pytest_vibecheck.generate.setup import contradictory_pairs
 from pytest_vibecheck.suites.augment import augment, category_shares
 from pytest_vibecheck.suites.loaders import (
     SkippedRecord,
@@ -43,7 +44,6 @@ from pytest_vibecheck.suites.loaders import (
     load_livecodebench,
 )
 from pytest_vibecheck.suites.problem import Problem
-from pytest_vibecheck.suites.profiles import contradictory_pairs
 from pytest_vibecheck.suites.selectors.rules import RULES_VERSION, RulesSelector
 from pytest_vibecheck.suites.store import load_suite, read_manifest, write_suite
 

@@ -22,10 +22,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pytest_vibecheck.cli.main import main as vibecheck
 from pytest_vibecheck.report.json_report import build_report, write_report
+from pytest_vibecheck.report.records import ReportItem
 
 IDS = ["style_1", "style_3", "logic_3", "logic_6", "doc_1", "doc_3", "error_1", "library_1"]
 MODELS = {  # name: (pass@1, base IF, Elo)
@@ -135,7 +136,7 @@ def run(argv: list[str] | None = None) -> int:
     html = args.html
     if html is None:
         args.out.mkdir(parents=True, exist_ok=True)
-        report = write_report(args.out / "run.json", build_report(synthetic_items(), settings={}))
+        report = write_report(args.out / "run.json", build_report(cast("list[ReportItem]", synthetic_items()), settings={}))
         elo = args.out / "elo.csv"
         elo.write_text("model,elo\n" + "".join(f"{m},{v[2]}\n" for m, v in MODELS.items()))
         status = vibecheck(["report", str(report), "--out", str(args.out / "report"),

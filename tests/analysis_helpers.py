@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pytest_vibecheck.report.json_report import build_report, write_report
+from pytest_vibecheck.report.records import ReportItem
 
 CATEGORY = {
     "style": "style",
@@ -66,7 +67,7 @@ def item(
     sample: int = 0,
     suite: str = "demo",
     error: str | None = None,
-) -> dict[str, Any]:
+) -> ReportItem:
     """One report item. Single/baseline: ``verdicts`` and ``tests``. Multi: ``turns`` is a list
     over turns 0..k of (verdicts of instructions 1..t, tests passed)."""
     nodeid = f"{suite}::{task}[{model}-{protocol}-k{k}-s{sample}]"
@@ -80,18 +81,18 @@ def item(
         "no_code": False, "duration_s": 0.5, "skip_reason": None, "ruff_version": "0.17.6",
     }  # fmt: skip
     if error:
-        return {**base, "outcome": "error", "passed": None, "turns": [],
-                "error": {"kind": error, "message": "boom"}}  # fmt: skip
+        return cast(ReportItem, {**base, "outcome": "error", "passed": None, "turns": [],
+                                 "error": {"kind": error, "message": "boom"}})  # fmt: skip
     if protocol == "multi":
         ts = [_turn(t, t, ids[:t], v, ok) for t, (v, ok) in enumerate(turns)]
     else:
         ts = [_turn(0, k, ids, verdicts, tests)]
     passed = bool(ts[-1]["passed"])
-    return {**base, "outcome": "passed" if passed else "failed", "passed": passed, "turns": ts,
-            "error": None}  # fmt: skip
+    return cast(ReportItem, {**base, "outcome": "passed" if passed else "failed", "passed": passed,
+                             "turns": ts, "error": None})  # fmt: skip
 
 
-def demo_items() -> list[dict[str, Any]]:
+def demo_items() -> list[ReportItem]:
     """Model m1 on 4 tasks: baseline, single k=2, multi k=2, plus one infrastructure error.
 
     Hand-computed facts used by the tests:
@@ -127,7 +128,7 @@ def demo_items() -> list[dict[str, Any]]:
     return out
 
 
-def write_demo_report(path: Path, items: list[dict[str, Any]] | None = None) -> Path:
+def write_demo_report(path: Path, items: list[ReportItem] | None = None) -> Path:
     """Write a schema-valid report of ``items`` (default :func:`demo_items`) to ``path``."""
     report = build_report(items if items is not None else demo_items(), settings={})
     return write_report(path, report)

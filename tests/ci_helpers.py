@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from pytest_vibecheck.report.records import ReportItem
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "vibecheck tests",
@@ -86,8 +88,8 @@ def report_item(
     suite: str = "toy",
     sample: int = 0,
     outcome: str | None = None,
-) -> dict[str, Any]:
-    """One report item (docs/report-schema.md ``items[]``).
+) -> ReportItem:
+    """One report item (docs/report-schema.md ``items[]``; the fields the readers use).
 
     Single turn: ``tests_passed`` and ``verdicts`` (outcomes of the instructions at positions
     1.., ids ``logic_3``, ``doc_1``, ``style_3``, ...). Multi-turn: ``turns`` gives
@@ -105,7 +107,7 @@ def report_item(
     passed = last_tp and all(last_vs)
     label = {"baseline": "baseline", "single": f"single-k{k}", "multi": f"multi-k{k}"}[protocol]
     error = outcome == "error"
-    return {
+    return cast(ReportItem, {
         "nodeid": f"{suite}::{task}[{model}-{label}" + (f"-s{sample}" if sample else "") + "]",
         "suite": suite,
         "task_id": task,
@@ -126,4 +128,4 @@ def report_item(
         "duration_s": 0.2,
         "timing": {"generate": 0.0, "tests": 0.1, "verify": 0.05, "total": 0.2},
         "ruff_version": "0.17.6",
-    }
+    })

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import cast
 
 import pytest
 
 from pytest_vibecheck.report.aggregate import aggregate, generation_totals, results
+from pytest_vibecheck.report.records import AggregateRecord, ReportItem, TurnRecord
 
 
 def _turn(turn: int, tests: str, verdicts: Sequence[bool], ids: Sequence[str], *, cached: bool = False,
-          no_code: bool = False, tokens: tuple[int, int] = (10, 20)) -> dict[str, Any]:
-    return {
+          no_code: bool = False, tokens: tuple[int, int] = (10, 20)) -> TurnRecord:
+    """A turn with the fields aggregate() reads."""
+    return cast(TurnRecord, {
         "turn": turn,
         "k": turn,
         "generation": {"key": "k" * 64, "cached": cached, "via_cache": True,
@@ -27,18 +29,19 @@ def _turn(turn: int, tests: str, verdicts: Sequence[bool], ids: Sequence[str], *
             for i, (iid, ok) in enumerate(zip(ids, verdicts, strict=True))
         ],
         "passed": tests == "passed" and all(verdicts),
-    }
+    })
 
 
 IDS = ["doc_1", "logic_3", "style_3"]
 
 
-def _item(task: str, protocol: str, k: int, turns: list[dict[str, Any]], *, outcome: str | None = None,
-          sample: int = 0, model: str = "m", error: str | None = None) -> dict[str, Any]:
+def _item(task: str, protocol: str, k: int, turns: list[TurnRecord], *, outcome: str | None = None,
+          sample: int = 0, model: str = "m", error: str | None = None) -> ReportItem:
+    """A report item with the fields aggregate() reads (the others left out)."""
     param = f"m-{protocol}" + ("" if protocol == "baseline" else f"-k{k}") + (f"-s{sample}" if sample else "")
     final = turns[-1] if turns else None
     passed = bool(final and final["passed"])
-    return {
+    return cast(ReportItem, {
         "nodeid": f"s::{task}[{param}]",
         "suite": "s",
         "task_id": task,
@@ -56,10 +59,10 @@ def _item(task: str, protocol: str, k: int, turns: list[dict[str, Any]], *, outc
         "turns": turns,
         "no_code": bool(final and final["extraction"]["no_code"]),
         "duration_s": 1.0,
-    }
+    })
 
 
-def _group(aggs: list[dict[str, Any]], protocol: str, k: int) -> dict[str, Any]:
+def _group(aggs: list[AggregateRecord], protocol: str, k: int) -> AggregateRecord:
     (g,) = [g for g in aggs if g["protocol"] == protocol and g["k"] == k]
     return g
 

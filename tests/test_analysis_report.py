@@ -17,6 +17,7 @@ from pytest_vibecheck.report.analysis.load import load_reports, report_results, 
 from pytest_vibecheck.report.analysis.report import build_report, render_html, write_report
 from pytest_vibecheck.report.analysis.stats import wilson_interval
 from pytest_vibecheck.report.analysis.tables import Table
+from pytest_vibecheck.report.records import ReportItem
 from pytest_vibecheck.report.viewer.site import page_blob
 
 FAST = AnalysisSettings(n_resamples=200, seed=0)
@@ -152,7 +153,7 @@ def test_figures_with_matplotlib(demo: Path) -> None:
     assert render_html(rep).count("data:image/png;base64,") == 3
 
 
-def _elo_items() -> list[dict[str, Any]]:
+def _elo_items() -> list[ReportItem]:
     out = []
     # m1: func 2/4, IF 3/4; m2: 3/4, 2/4; m3: 1/4, 1/4; m4 only baseline
     spec = {"m1": (2, 3), "m2": (3, 2), "m3": (1, 1), "m4": (4, None)}

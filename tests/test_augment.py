@@ -27,6 +27,7 @@ from pytest_vibecheck.generate.backends import BackendError, BackendSettings, Ra
 from pytest_vibecheck.generate.backends.anthropic_backend import AnthropicBackend
 from pytest_vibecheck.generate.backends.openai_backend import OpenAIBackend
 from pytest_vibecheck.generate.cache import cache_key
+from pytest_vibecheck.generate.chat import ChatModel
 from pytest_vibecheck.suites.augment import (
     SeedStream,
     augment,
@@ -472,7 +473,9 @@ def test_llm_selector_good_reply_and_cache(
         {"role": "user", "content": build_prompt(task, [default_registry().get(i) for i in order], 5)}
     ]
     # the reply cache uses the generation cache's key of the request
-    assert out.provenance["cache_key"] == cache_key(sel.backend.cache_identity(), sel.request(task, request.body["messages"][0]["content"]))
+    chat = sel.chat
+    assert isinstance(chat, ChatModel)
+    assert out.provenance["cache_key"] == cache_key(chat.backend.cache_identity(), chat.request(task.task_id, SYSTEM_PROMPT, request.body["messages"][0]["content"]))
     # a re-run is answered from the cache: no request, identical result, and it needs neither
     # the key nor the SDK
     monkeypatch.setitem(sys.modules, "anthropic", None)
@@ -561,7 +564,8 @@ def test_api_errors_are_the_backends_errors(tmp_path: Path, task: Problem, api: 
     assert isinstance(err.value.__cause__, RateLimitError)  # the SDK's retries, then the class
     assert len(api.requests) == 2
     # the generation layer's adaptive limit saw the 429s: halved once from the default 8
-    assert sel._generator_for_calls().limit.history[-1][1] == 4
+    assert isinstance(sel.chat, ChatModel)
+    assert sel.chat._generator_for_calls().limit.history[-1][1] == 4
     api.default = Response(401, {"error": {"message": "Incorrect API key", "code": "invalid_api_key"}})
     with pytest.raises(SelectorError) as err:
         selector("anthropic:m", api, tmp_path / "c.sqlite").judge_task(task, [get_instruction("style_1")], 1)
@@ -582,11 +586,13 @@ def test_missing_key_sdk_and_unknown_kind(
     with pytest.raises(SelectorError) as err:
         augment([task], k=5, seed=2, selector=keyless)
     assert "BigCodeBench/77: anthropic: the API key is not set; export ANTHROPIC_API_KEY=..." in str(err.value)
-    assert isinstance(keyless, LLMSelector) and isinstance(keyless.backend, AnthropicBackend)
+    assert isinstance(keyless, LLMSelector) and isinstance(keyless.chat, ChatModel)
+    assert isinstance(keyless.chat.backend, AnthropicBackend)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setitem(sys.modules, "openai", None)
     no_sdk = make_selector("openai:gpt-4o", cache_path=tmp_path / "c.sqlite")
-    assert isinstance(no_sdk, LLMSelector) and isinstance(no_sdk.backend, OpenAIBackend)
+    assert isinstance(no_sdk, LLMSelector) and isinstance(no_sdk.chat, ChatModel)
+    assert isinstance(no_sdk.chat.backend, OpenAIBackend)
     assert no_sdk.name == "openai:gpt-4o"
     with pytest.raises(SelectorError, match=r"pip install 'pytest-vibecheck\[openai\]'"):
         augment([task], k=5, seed=2, selector=no_sdk)

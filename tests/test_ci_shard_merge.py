@@ -23,6 +23,7 @@ from pytest_vibecheck.cli.main import main
 from pytest_vibecheck.config import shard
 from pytest_vibecheck.report.json_report import build_report, validate_report, write_report
 from pytest_vibecheck.report.merge import MergeError, merge_reports
+from pytest_vibecheck.report.records import ModelSpendRecord, ReportItem, SpendRecord, VibeReport
 
 SETTINGS: dict[str, Any] = {
     "models": ["scripted"], "suites": ["toy"], "protocols": ["baseline", "single", "multi"],
@@ -32,11 +33,11 @@ SETTINGS: dict[str, Any] = {
 }
 
 
-def _items() -> list[dict[str, Any]]:
+def _items() -> list[ReportItem]:
     """12 tasks x (baseline, single k=2, multi k=2) with varied outcomes, one error, and tasks
     t10, t11 without a baseline item (their baseline results derive from the multi-turn turn 0)."""
     rng = random.Random(6)
-    items: list[dict[str, Any]] = []
+    items: list[ReportItem] = []
     for n in range(12):
         task = f"t{n:02d}"
         if n < 10:
@@ -55,11 +56,11 @@ def _items() -> list[dict[str, Any]]:
     return items
 
 
-def _report(items: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+def _report(items: list[ReportItem], **extra: Any) -> VibeReport:
     return build_report(items, settings=SETTINGS, workers=2, duration_s=3.0, extra=extra)
 
 
-def _shards(items: list[dict[str, Any]], count: int = 3) -> list[dict[str, Any]]:
+def _shards(items: list[ReportItem], count: int = 3) -> list[VibeReport]:
     out = []
     for i in range(1, count + 1):
         kept, _ = shard.split(items, [str(it["nodeid"]) for it in items], i, count)
@@ -176,7 +177,7 @@ def test_three_shards_merge_to_the_unsharded_aggregates(tmp_path: Path) -> None:
 def test_merge_applies_thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items = _items()
     full = _report(items)
-    lowest = min(r["task_if"] for r in full["aggregates"] if r["protocol"] != "baseline")
+    lowest = min(v for r in full["aggregates"] if r["protocol"] != "baseline" and (v := r["task_if"]) is not None)
     assert lowest == 1 / 3  # multi-turn k=2
     paths = [str(write_report(tmp_path / f"s{n}.json", rep)) for n, rep in enumerate(_shards(items))]
     assert main(["merge", *paths, "-q", "--fail-under", f"task_if={lowest}"]) == 0
@@ -191,7 +192,7 @@ def test_merge_applies_thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_merge_refuses_reports_that_do_not_fit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b, _ = _shards(_items())
 
-    def refuse(x: dict[str, Any], y: dict[str, Any], message: str) -> None:
+    def refuse(x: VibeReport, y: VibeReport, message: str) -> None:
         with pytest.raises(MergeError, match=message):
             merge_reports([("a.json", x), ("b.json", y)])
 
@@ -243,11 +244,12 @@ def test_three_plugin_shards_merge_to_the_unsharded_run(pytester: pytest.Pyteste
     base = ("--vibe-model", "reference", "--vibe-suite", "suite", "--vibe-k", "1,3",
             "--vibe-cache-mode", "off", "--vibe-no-fail-items", "-p", "no:cacheprovider")
 
-    def run(*args: str) -> dict[str, Any]:
+    def run(*args: str) -> VibeReport:
         out = tmp_path / f"r{len(list(tmp_path.iterdir()))}.json"
         result = pytester.runpytest(*base, "--vibe-report", str(out), *args)
         assert result.ret == 0, result.stdout.str()
-        return dict(json.loads(out.read_text(encoding="utf-8")))
+        report: VibeReport = json.loads(out.read_text(encoding="utf-8"))
+        return report
 
     full = run()
     assert len(full["items"]) == 15
@@ -275,8 +277,8 @@ def test_three_plugin_shards_merge_to_the_unsharded_run(pytester: pytest.Pyteste
 def test_merge_sums_what_the_shards_spent() -> None:
     from pytest_vibecheck.report.merge import merge_spend
 
-    def spend(requests: int, tin: int, tout: int, usd: float | None, stopped: bool) -> dict[str, Any]:
-        model = {"requests": requests, "input_tokens": tin, "output_tokens": tout, "usd": usd}
+    def spend(requests: int, tin: int, tout: int, usd: float | None, stopped: bool) -> SpendRecord:
+        model: ModelSpendRecord = {"requests": requests, "input_tokens": tin, "output_tokens": tout, "usd": usd}
         return {"requests": requests, "input_tokens": tin, "output_tokens": tout, "cache_hits": 1,
                 "usd": usd, "prices_as_of": "2025-10", "budget": "$5", "budget_stopped": stopped,
                 "models": {"openai:gpt-5": model}}

@@ -20,11 +20,12 @@ from ci_helpers import report_item
 from pytest_vibecheck.config import thresholds as th
 from pytest_vibecheck.errors import UnknownIdError
 from pytest_vibecheck.report.aggregate import aggregate
+from pytest_vibecheck.report.records import AggregateRecord, ReportItem
 
 SINGLE_VERDICTS = [[True, True], [True, False], [True, True], [False, False], [True, True]]
 
 
-def _items() -> list[dict[str, object]]:
+def _items() -> list[ReportItem]:
     items = [report_item(f"t{n}", tests_passed=n < 4) for n in range(5)]
     items += [
         report_item(f"t{n}", protocol="single", k=2, tests_passed=n < 3, verdicts=SINGLE_VERDICTS[n])
@@ -192,7 +193,7 @@ def test_evaluate_rows_and_missing_data() -> None:
         "FAILED task_if >= 0.1000: task_if is judged on single- and multi-turn rows; this run "
         "has none (protocols: baseline)"
     )
-    nulls = [{**rows[1], "task_if": None}]
+    nulls: list[AggregateRecord] = [{**rows[1], "task_if": None}]
     c = th.evaluate(nulls, th.parse_fail_under("task_if=0.1"))[0]
     assert (c.passed, c.message()) == (
         False, "FAILED task_if >= 0.1000: scripted single k=2 (toy): not measured (no evaluated result)")

@@ -17,6 +17,7 @@ from plugin_helpers import fenced, report_items, write_script, write_tiny_suite
 from pytest_vibecheck.execute.spec import TestCase, TestSpec
 from pytest_vibecheck.generate import protocols
 from pytest_vibecheck.report.records import ReportItem
+from pytest_vibecheck.suites import queries
 from pytest_vibecheck.suites.problem import InstructionRef, Problem
 from pytest_vibecheck.suites.store import write_suite
 
@@ -89,7 +90,7 @@ def test_paper_profile_prompts_temperature_and_grading(live: pytest.Pytester, mo
                            test=TestSpec(kind="functional"), starter_code=STARTER)
     assert base["f/1"]["messages"] == [
         {"role": "system", "content": protocols.PAPER_LIVE_SYSTEM_PROMPT},
-        {"role": "user", "content": protocols.paper_query(func_problem)},
+        {"role": "user", "content": queries.paper_query(func_problem)},
     ]
     assert {r["temperature"] for r in requests} == {0.2}  # the manifest's
     single = next(r for r in requests if r["task_id"] == "s/1" and r["label"] == "single-k1")
@@ -115,7 +116,7 @@ def test_lcb_profile_prompts_temperature_and_grading(live: pytest.Pytester, monk
     s1 = next(r for r in requests if r["task_id"] == "s/1")
     assert s1["messages"] == [
         {"role": "system", "content": protocols.LCB_SYSTEM_PROMPT},
-        {"role": "user", "content": protocols.lcb_query(stdin_problem)},
+        {"role": "user", "content": queries.lcb_query(stdin_problem)},
     ]
     assert {r["temperature"] for r in requests} == {0.7}  # the setting beats the profile
     items = _by(report)

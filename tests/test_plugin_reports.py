@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import xmlschema
@@ -18,13 +18,14 @@ from pytest_vibecheck.report.json_report import (
     write_report,
 )
 from pytest_vibecheck.report.junit import build_junit, write_junit
+from pytest_vibecheck.report.records import ReportItem, VibeReport
 from pytest_vibecheck.report.terminal import pct, render_summary
 
 XSD = Path(__file__).parent / "data" / "junit-common.xsd"
 
 
 def _item(task: str, protocol: str, k: int, outcome: str, tests: str = "passed", verdicts: tuple[bool, ...] = (True,),
-          error: str | None = None) -> dict[str, Any]:
+          error: str | None = None) -> ReportItem:
     ids = ["doc_1", "logic_3", "style_3"][: len(verdicts)]
     turns = [] if error else [{
         "turn": 0, "k": k,
@@ -39,7 +40,7 @@ def _item(task: str, protocol: str, k: int, outcome: str, tests: str = "passed",
         "passed": tests == "passed" and all(verdicts),
     }]
     param = "m-baseline" if protocol == "baseline" else f"m-{protocol}-k{k}"
-    return {
+    return cast(ReportItem, {
         "nodeid": f"s::{task}[{param}]", "suite": "s", "suite_sha256": "c" * 64, "task_id": task,
         "model": "scripted:m", "protocol": protocol, "k": k, "sample": 0, "outcome": outcome,
         "passed": None if outcome in ("error", "skipped") else outcome == "passed",
@@ -51,11 +52,11 @@ def _item(task: str, protocol: str, k: int, outcome: str, tests: str = "passed",
         "timing": {"generate": 0.1, "tests": 0.2, "verify": 0.3, "total": 0.6},
         "failure": "t failed\n  tests: failed (1 failing: test_x)" if outcome == "failed" else None,
         "ruff_version": "0.17.6",
-    }
+    })
 
 
 @pytest.fixture
-def report() -> dict[str, Any]:
+def report() -> VibeReport:
     items = [
         _item("a", "baseline", 0, "passed"),
         _item("b", "baseline", 0, "failed", tests="failed"),
@@ -66,7 +67,7 @@ def report() -> dict[str, Any]:
     return build_report(items, settings={"models": ["scripted:m"]}, workers=2, duration_s=3.5, exitstatus=1)
 
 
-def test_report_matches_the_schema_and_round_trips(report: dict[str, Any], tmp_path: Path) -> None:
+def test_report_matches_the_schema_and_round_trips(report: VibeReport, tmp_path: Path) -> None:
     validate_report(report)
     assert report["schema_version"] == 1
     assert report["run"]["ruff_version"] == "0.17.6"
@@ -85,13 +86,13 @@ def test_report_matches_the_schema_and_round_trips(report: dict[str, Any], tmp_p
         (lambda r: r["items"][1]["turns"][0]["tests"].update(status="weird"), "items/1/turns/0/tests/status"),
     ],
 )
-def test_schema_rejects_broken_reports(report: dict[str, Any], mutate: Any, message: str) -> None:
+def test_schema_rejects_broken_reports(report: VibeReport, mutate: Any, message: str) -> None:
     mutate(report)
     with pytest.raises(ReportError, match=message.replace("(", r"\(")):
         validate_report(report)
 
 
-def test_version_and_identity_checks(report: dict[str, Any], tmp_path: Path) -> None:
+def test_version_and_identity_checks(report: VibeReport, tmp_path: Path) -> None:
     with pytest.raises(ReportError, match="not a pytest-vibecheck report"):
         validate_report({"schema": "other"})
     report["schema_version"] = 2
@@ -103,7 +104,7 @@ def test_version_and_identity_checks(report: dict[str, Any], tmp_path: Path) -> 
         load_report(bad)
 
 
-def test_junit_is_valid_and_carries_readable_metrics_and_item_facts(report: dict[str, Any], tmp_path: Path) -> None:
+def test_junit_is_valid_and_carries_readable_metrics_and_item_facts(report: VibeReport, tmp_path: Path) -> None:
     path = write_junit(tmp_path / "j.xml", report)
     schema = xmlschema.XMLSchema(str(XSD))
     schema.validate(str(path))
@@ -143,7 +144,7 @@ def test_junit_is_valid_and_carries_readable_metrics_and_item_facts(report: dict
     assert sum(len(s["properties"]["property"]) for s in doc["testsuite"]) < 45  # was 3 per item more
 
 
-def test_junit_has_a_testcase_per_threshold_check(report: dict[str, Any], tmp_path: Path) -> None:
+def test_junit_has_a_testcase_per_threshold_check(report: VibeReport, tmp_path: Path) -> None:
     from pytest_vibecheck.config import thresholds as th
 
     checks = th.evaluate(report["aggregates"], th.parse_fail_under("pass@1=0.6"))
@@ -176,7 +177,7 @@ def test_the_xsd_rejects_properties_inside_a_testcase(tmp_path: Path) -> None:
     assert not xmlschema.XMLSchema(str(XSD)).is_valid(str(bad))
 
 
-def test_terminal_table(report: dict[str, Any]) -> None:
+def test_terminal_table(report: VibeReport) -> None:
     lines = render_summary(report)
     assert lines[0].split() == ["suite", "model", "protocol", "k", "n", "pass@1", "FR_k", "instr-IF",
                                 "task-IF", "errors", "no-code", "timeouts", "tampered", "cache-hit"]
@@ -193,7 +194,7 @@ def test_terminal_table(report: dict[str, Any]) -> None:
     assert pct(None) == "-"
 
 
-def test_summary_command(report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_summary_command(report: VibeReport, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_report(tmp_path / "r.json", report)
     assert main(["summary", str(path)]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -209,7 +210,7 @@ def test_summary_command(report: dict[str, Any], tmp_path: Path, capsys: pytest.
 
 def test_junit_of_a_derived_only_group_has_no_testcases() -> None:
     item = _item("a", "multi", 2, "passed", verdicts=(True, True))
-    item["turns"] = [dict(item["turns"][0], turn=t, k=t) for t in range(3)]
+    item["turns"] = [{**item["turns"][0], "turn": t, "k": t} for t in range(3)]
     for t, turn in enumerate(item["turns"]):
         turn["verdicts"] = turn["verdicts"][: max(t, 1) if t else 2]
     report = build_report([item], settings={})

@@ -14,6 +14,7 @@ from plugin_helpers import ADD, fenced, report_items, write_script, write_tiny_s
 
 from pytest_vibecheck.generate.protocols import SYSTEM_PROMPT
 from pytest_vibecheck.report.json_report import load_report
+from pytest_vibecheck.report.records import AggregateRecord, VibeReport
 
 XSD = Path(__file__).parent / "data" / "junit-common.xsd"
 SUITE = ("--vibe-suite", "suite", "-p", "no:randomly")
@@ -32,7 +33,7 @@ def _log(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _groups(report: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
+def _groups(report: VibeReport) -> dict[tuple[str, int], AggregateRecord]:
     return {(g["protocol"], g["k"]): g for g in report["aggregates"]}
 
 

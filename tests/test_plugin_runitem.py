@@ -109,7 +109,7 @@ def test_prefetch_keeps_concurrency_generations_running_and_batches_the_rest(mon
     monkeypatch.setattr(stages, "generate_one", fake_generate)
     monkeypatch.setattr(stages, "finish", fake_finish)
     runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=4))
-    pf = prefetch.Prefetcher(runtime, window=8)  # type: ignore[arg-type]
+    pf = prefetch.Prefetcher(runtime, window=8)
     try:
         works = [pf.take(it) for it in session.items]
     finally:
@@ -133,7 +133,7 @@ def test_prefetch_of_a_planned_xdist_worker_reads_the_plan_not_xdist(monkeypatch
 
     monkeypatch.setattr(_xdist_queue, "queued_indices", lambda config: pytest.fail("read xdist"))
     runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=True)
-    pf = prefetch.Prefetcher(runtime, window=4, lookahead=2)  # type: ignore[arg-type]
+    pf = prefetch.Prefetcher(runtime, window=4, lookahead=2)
     got = pf._upcoming(session.items[1])
     assert [it.nodeid for it in got] == ["s::t1[m]", "s::t3[m]", "s::t5[m]"]
 
@@ -151,7 +151,7 @@ def _take_first(items: list[Any], service: Any, window: int, lookahead: int) -> 
     ``items[0]``, then closes."""
     runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
                               started_tests=lambda: service)
-    pf = prefetch.Prefetcher(runtime, window=window, lookahead=lookahead)  # type: ignore[arg-type]
+    pf = prefetch.Prefetcher(runtime, window=window, lookahead=lookahead)
     try:
         pf.take(items[0])
     finally:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from pytest_vibecheck.report.json_report import load_report
 pytest.importorskip("xdist")
 
 
-def _strip(report: dict[str, Any]) -> tuple[Any, Any]:
+def _strip(report: Mapping[str, Any]) -> tuple[Any, Any]:
     """What must not depend on -n: the aggregates, and the items without timings."""
     items = []
     for item in report["items"]:

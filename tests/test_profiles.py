@@ -9,13 +9,9 @@ import pytest
 from pytest_vibecheck.errors import UnknownIdError
 from pytest_vibecheck.execute.spec import TestSpec
 from pytest_vibecheck.generate import protocols
+from pytest_vibecheck.generate.setup import contradictory_pairs, generation_setup
 from pytest_vibecheck.suites.problem import InstructionRef, Problem
-from pytest_vibecheck.suites.profiles import (
-    PROFILES,
-    contradictory_pairs,
-    generation_setup,
-    get_profile,
-)
+from pytest_vibecheck.suites.profiles import PROFILES, get_profile
 from pytest_vibecheck.suites.store import load_suite, write_suite
 
 

@@ -20,6 +20,7 @@ from pytest_vibecheck.generate.protocols import (
     single_turn_messages,
     single_turn_prompt,
 )
+from pytest_vibecheck.suites import queries
 from pytest_vibecheck.suites.problem import InstructionRef, Problem
 from pytest_vibecheck.types import PROTOCOLS
 from pytest_vibecheck.verify.params import render_prompt
@@ -237,10 +238,10 @@ def live_problem(kind: TestKind, refs: tuple[InstructionRef, ...] = ()) -> Probl
 
 
 def test_paper_live_queries() -> None:
-    stdin = protocols.query(live_problem("stdin"), "paper")
+    stdin = queries.query(live_problem("stdin"), "paper")
     assert stdin.startswith("**Problem Type: Standard Input/Output**\n\n**Your Task:**\n")
     assert stdin.endswith("comparing its standard output with the expected solution.\n\n---\n**Problem:**\nPrint x.")
-    func = protocols.query(live_problem("functional"), "paper")
+    func = queries.query(live_problem("functional"), "paper")
     assert func.startswith("**Problem Type: Functional Implementation**\n\n")
     assert "**must be named `solve()`**" in func
     assert func.endswith("---\n**Problem:**\nPrint x.")
@@ -248,13 +249,13 @@ def test_paper_live_queries() -> None:
 
 
 def test_lcb_live_queries() -> None:
-    assert protocols.query(live_problem("stdin"), "lcb") == (
+    assert queries.query(live_problem("stdin"), "lcb") == (
         "### Question:\nPrint x.\n\n### Format: Read the inputs from stdin solve the problem and "
         "write the answer to stdout (do not directly test on the sample inputs). Enclose your code "
         "within delimiters as follows.\n```python\n# YOUR CODE HERE\n```\n\n"
         "### Answer: (use the provided format with backticks)\n\n"
     )
-    func = protocols.query(live_problem("functional"), "lcb")
+    func = queries.query(live_problem("functional"), "lcb")
     assert func == (
         "### Question:\nPrint x.\n\n### Format: You will use the following starter code to write "
         "the solution to the problem and enclose your code within delimiters.\n```python\n"
@@ -266,11 +267,12 @@ def test_lcb_live_queries() -> None:
 def test_old_live_records_are_refused() -> None:
     old = Problem(suite="s", task_id="t", prompt="### Question:\nX", test=TestSpec(kind="stdin"))
     with pytest.raises(ParameterError, match="s/t: the prompt is a LiveCodeBench query"):
-        protocols.query(old)
+        queries.query(old)
 
 
 def test_setup_selects_system_prompt_and_query() -> None:
-    from pytest_vibecheck.suites.profiles import generation_setup, get_profile
+    from pytest_vibecheck.generate.setup import generation_setup
+    from pytest_vibecheck.suites.profiles import get_profile
 
     manifest = {"generation": {"temperature": 0.2, "system_prompt": protocols.PAPER_LIVE_SYSTEM_PROMPT}}
     paper = generation_setup(get_profile("paper"), manifest)
@@ -279,7 +281,7 @@ def test_setup_selects_system_prompt_and_query() -> None:
     assert baseline_messages(p, paper)[0]["content"] == protocols.PAPER_LIVE_SYSTEM_PROMPT
     assert baseline_messages(p, lcb) == (
         {"role": "system", "content": protocols.LCB_SYSTEM_PROMPT},
-        {"role": "user", "content": protocols.lcb_query(p)},
+        {"role": "user", "content": queries.lcb_query(p)},
     )
 
 
@@ -289,7 +291,8 @@ def test_contradictions() -> None:
     # the paper's prompts never demand a reply format
     assert protocols.request_contradictions(live_problem("stdin", doc4)) == []
     assert protocols.request_contradictions(live_problem("functional", doc6)) == []
-    from pytest_vibecheck.suites.profiles import generation_setup, get_profile
+    from pytest_vibecheck.generate.setup import generation_setup
+    from pytest_vibecheck.suites.profiles import get_profile
 
     lcb = generation_setup(get_profile("lcb"), None)
     assert protocols.request_contradictions(live_problem("stdin", doc4), lcb) == [
@@ -299,6 +302,6 @@ def test_contradictions() -> None:
     assert protocols.request_contradictions(live_problem("stdin", doc6), lcb) == [
         ("doc_6", "you will not return anything except for the program"),
     ]
-    assert protocols.contradictions(["Answer in a Markdown code block:"], ["doc_4", "style_1"]) == [
+    assert queries.contradictions(["Answer in a Markdown code block:"], ["doc_4", "style_1"]) == [
         ("doc_4", "in a markdown code block")
     ]

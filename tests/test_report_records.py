@@ -28,6 +28,18 @@ PAIRS: list[tuple[type, dict[str, Any]]] = [
     (records.SpendRecord, report_schema()["properties"]["run"]["properties"]["spend"]),
     (records.ModelSpendRecord,
      report_schema()["properties"]["run"]["properties"]["spend"]["properties"]["models"]["additionalProperties"]),
+    (records.VibeReport, report_schema()),
+    (records.RunRecord, report_schema()["properties"]["run"]),
+    (records.SelectionRecord, report_schema()["properties"]["run"]["properties"]["selection"]),
+    (records.SuiteSelectionRecord,
+     report_schema()["properties"]["run"]["properties"]["selection"]["properties"]["suites"]["items"]),
+    (records.SuiteEntry, report_schema()["properties"]["suites"]["items"]),
+    (records.GenerationTotals, report_schema()["properties"]["generation"]),
+    (records.ShardRecord, report_schema()["properties"]["shard"]),
+    (records.ThresholdCheckRecord, report_schema()["properties"]["thresholds"]["items"]),
+    (records.AggregateRecord, DEFS["group"]),
+    (records.RateRecord, DEFS["rate"]),
+    (records.GroupCacheRecord, DEFS["group"]["properties"]["cache"]),
 ]
 
 
@@ -75,3 +87,9 @@ def test_the_item_record_is_built_in_one_place() -> None:
 def test_categories_are_open() -> None:
     prop = DEFS["instruction"]["properties"]["category"]
     assert "enum" not in prop and prop["type"] == "string"
+
+
+def test_token_counts_are_the_required_token_keys() -> None:
+    tokens = DEFS["group"]["properties"]["tokens"]  # required keys, any further integer key
+    assert set(get_type_hints(records.TokenCounts)) == set(tokens["required"])
+    assert records.TokenCounts.__required_keys__ == set(tokens["required"])

@@ -34,8 +34,8 @@ from pytest_vibecheck.generate.replay_export import (
     export_replay,
     report_keys,
 )
-from pytest_vibecheck.report.records import ReportItem
-from pytest_vibecheck.report.results_page import behaviour_counts, headline_rows
+from pytest_vibecheck.report.records import ReportItem, VibeReport
+from pytest_vibecheck.report.results_page import HeadlineRow, behaviour_counts, headline_rows
 
 REPO = Path(__file__).resolve().parent.parent
 REPLAY = "qwen2.5-coder-0.5b-instruct-q4"
@@ -56,7 +56,7 @@ def _pytest(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: f
     )
 
 
-def _without_model(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _without_model(rows: list[HeadlineRow]) -> list[dict[str, object]]:
     return [{k: v for k, v in r.items() if k != "model"} for r in rows]
 
 
@@ -224,11 +224,11 @@ def _digest(item: ReportItem) -> dict[str, Any]:
     }
 
 
-def _by_unit(report: dict[str, Any]) -> dict[tuple[str, str, int, int], dict[str, Any]]:
+def _by_unit(report: VibeReport) -> dict[tuple[str, str, int, int], dict[str, Any]]:
     return {(i["task_id"], i["protocol"], i["k"], i["sample"]): _digest(i) for i in report_items(report)}
 
 
-def _rescore(tmp_path: Path, published: dict[str, Any], tasks: list[str], workers: int = 2) -> dict[str, Any]:
+def _rescore(tmp_path: Path, published: VibeReport, tasks: list[str], workers: int = 2) -> VibeReport:
     """Re-score the shipped replay offline (no server, no cache) with the published settings,
     under the ``paper`` profile (issue 14: the replies were recorded with prompt version 1,
     before profiles; the replay is matched by task and label, and BigVibeBench grading is the
@@ -255,13 +255,13 @@ def _rescore(tmp_path: Path, published: dict[str, Any], tasks: list[str], worker
         args.append(f"--vibe-limit={settings['limit']}")
     proc = _pytest(REPO, *args, timeout=1800)
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
-    rescored: dict[str, Any] = json.loads((tmp_path / "rescored.json").read_text(encoding="utf-8"))
+    rescored: VibeReport = json.loads((tmp_path / "rescored.json").read_text(encoding="utf-8"))
     # every item was scored: no replay miss (a request whose recorded reply is missing)
     assert [i["error"] for i in report_items(rescored) if i["outcome"] == "error"] == []
     return rescored
 
 
-def _published_tasks(published: dict[str, Any]) -> list[str]:
+def _published_tasks(published: VibeReport) -> list[str]:
     seen: dict[str, None] = {}
     for item in report_items(published):
         seen.setdefault(item["task_id"], None)

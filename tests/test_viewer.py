@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import pytest
 from plugin_helpers import write_script, write_tiny_suite
@@ -23,6 +23,7 @@ from plugin_helpers import write_script, write_tiny_suite
 from pytest_vibecheck.cli.main import main
 from pytest_vibecheck.plugin.run.record import chosen_block, new_messages
 from pytest_vibecheck.report.json_report import load_report
+from pytest_vibecheck.report.records import ReportItem, VibeReport
 from pytest_vibecheck.report.viewer.replies import fill_replies
 from pytest_vibecheck.report.viewer.site import page_blob, status_counts
 from pytest_vibecheck.verify.extract import extract_code
@@ -44,7 +45,7 @@ def _pytest(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedP
     )  # fmt: skip
 
 
-def _run(work: Path, *extra: str) -> dict[str, Any]:
+def _run(work: Path, *extra: str) -> VibeReport:
     write_tiny_suite(work / "suite")
     script = write_script(work / "script.json", "bot", rules=[{"task_id": "t/add", "reply": REPLY}])
     proc = _pytest(
@@ -57,16 +58,16 @@ def _run(work: Path, *extra: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def with_replies(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def with_replies(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, VibeReport]:
     work = tmp_path_factory.mktemp("replies")
     return work, _run(work)
 
 
-def _item(report: dict[str, Any], task: str, protocol: str) -> dict[str, Any]:
+def _item(report: VibeReport, task: str, protocol: str) -> ReportItem:
     return next(i for i in report["items"] if i["task_id"] == task and i["protocol"] == protocol)
 
 
-def test_report_carries_messages_reply_and_code(with_replies: tuple[Path, dict[str, Any]]) -> None:
+def test_report_carries_messages_reply_and_code(with_replies: tuple[Path, VibeReport]) -> None:
     _work, report = with_replies
     single = _item(report, "t/add", "single")
     (turn,) = single["turns"]
@@ -82,7 +83,7 @@ def test_report_carries_messages_reply_and_code(with_replies: tuple[Path, dict[s
     assert report["run"]["settings"]["report_replies"] is True
 
 
-def test_show_marks_violated_lines(with_replies: tuple[Path, dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_marks_violated_lines(with_replies: tuple[Path, VibeReport], capsys: pytest.CaptureFixture[str]) -> None:
     work, report = with_replies
     single = _item(report, "t/add", "single")
     assert main(["show", single["nodeid"], "--report", str(work / "r.json")]) == 0
@@ -94,7 +95,7 @@ def test_show_marks_violated_lines(with_replies: tuple[Path, dict[str, Any]], ca
     assert "FAIL 3 style_3 (line_length=79)\n         line 2:80 E501 Line too long" in out
 
 
-def test_show_task_filters_and_unknown_target(with_replies: tuple[Path, dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_task_filters_and_unknown_target(with_replies: tuple[Path, VibeReport], capsys: pytest.CaptureFixture[str]) -> None:
     work, _report = with_replies
     assert main(["show", "tiny::t/add", "--report", str(work / "r.json"), "--protocol", "multi"]) == 0
     out = capsys.readouterr().out
@@ -137,7 +138,7 @@ def test_published_report_without_replies_still_loads(tmp_path: Path, capsys: py
     assert "480 turns of these reports hold no reply; 0 were read from" in out
 
 
-def test_view_item_unknown_is_one_line(with_replies: tuple[Path, dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_view_item_unknown_is_one_line(with_replies: tuple[Path, VibeReport], capsys: pytest.CaptureFixture[str]) -> None:
     work, report = with_replies
     nodeid = report["items"][0]["nodeid"]
     assert main(["view", str(work / "r.json"), "--out", str(work / "s"), "--no-browser", "--bootstrap", "0",
@@ -162,16 +163,17 @@ def test_new_messages_and_chosen_block() -> None:
     assert chosen_block(extract_code("x = 1\n")) is None  # whole reply
 
 
-def _result_item(nodeid: str, status: str, *, outcome: str = "failed", error: dict[str, str] | None = None) -> dict[str, Any]:
+def _result_item(nodeid: str, status: str, *, outcome: str = "failed", error: dict[str, str] | None = None) -> ReportItem:
+    """A report item with the fields status_counts() reads."""
     turns = [] if error else [{"turn": 0, "k": 1, "tests": {"status": status}, "verdicts": [
         {"position": 1, "id": "style_1", "passed": True, "error": None, "violations": []}],
         "extraction": {"no_code": False}, "generation": {}}]  # fmt: skip
-    return {
+    return cast(ReportItem, {
         "nodeid": nodeid, "suite": "s", "task_id": nodeid, "model": "m", "protocol": "single", "k": 1,
         "sample": 0, "outcome": outcome, "passed": None if error else False, "error": error,
         "instructions": [{"position": 1, "id": "style_1", "category": "style", "params": {}}],
         "turns": turns, "no_code": False,
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def test_status_counts_are_generic() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_vibecheck.ci import gate as gatemod
 from pytest_vibecheck.ci.declared import default_config_path, load_declared
-from pytest_vibecheck.ci.options import GATE_RUN_KEY, CISettings
+from pytest_vibecheck.ci.options import CISettings
 from pytest_vibecheck.errors import Picklable, VibecheckError
 from pytest_vibecheck.report.records import GATE_PROP, GateRecord
 
@@ -60,6 +60,10 @@ class GateRun:
             )
             self.verdicts[cf.path] = list(verify_batch([job])[0])
         return self.verdicts[cf.path]
+
+
+#: The gate's per-process state, with --vibe-gate (set by the gate's plugin at configure).
+GATE_RUN_KEY: pytest.StashKey[GateRun] = pytest.StashKey()
 
 
 class GateInfraError(Picklable, Exception):

@@ -15,18 +15,9 @@ import pytest
 from pytest_vibecheck.config.settings import CI_OPTIONS, resolve_options
 
 if TYPE_CHECKING:  # the gate's plugin imports this module in every session: keep it light
-    from pytest_vibecheck.ci.items import GateRun
-    from pytest_vibecheck.ci.reporter import CIReporter
     from pytest_vibecheck.config import thresholds as thmod
 
-__all__ = [
-    "CI_SETTINGS_KEY",
-    "GATE_RUN_KEY",
-    "REPORTER_KEY",
-    "SHARD_TOTAL_KEY",
-    "CISettings",
-    "resolve_ci_settings",
-]
+__all__ = ["CI_SETTINGS_KEY", "SHARD_TOTAL_KEY", "CISettings", "resolve_ci_settings"]
 
 
 @dataclass
@@ -56,10 +47,6 @@ class CISettings:
 CI_SETTINGS_KEY = pytest.StashKey[CISettings]()
 #: How many items the run collected before sharding (0 when not sharded).
 SHARD_TOTAL_KEY = pytest.StashKey[int]()
-#: The gate's per-process state (:class:`~pytest_vibecheck.ci.items.GateRun`), with --vibe-gate.
-GATE_RUN_KEY: pytest.StashKey[GateRun] = pytest.StashKey()
-#: The controller's :class:`~pytest_vibecheck.ci.reporter.CIReporter`, when a CI option is given.
-REPORTER_KEY: pytest.StashKey[CIReporter] = pytest.StashKey()
 
 
 def resolve_ci_settings(config: pytest.Config) -> CISettings:

@@ -35,8 +35,6 @@ import pytest
 
 from pytest_vibecheck.ci.options import (
     CI_SETTINGS_KEY,
-    GATE_RUN_KEY,
-    REPORTER_KEY,
     SHARD_TOTAL_KEY,
     CISettings,
     resolve_ci_settings,
@@ -48,8 +46,8 @@ from pytest_vibecheck.config.settings import CI_OPTIONS, add_option_specs
 # (benchmarks/bench_plugin_unused.py; tests/test_plugin_unused.py).
 
 if TYPE_CHECKING:
-    from pytest_vibecheck.ci.items import GateFile, GateItem, GateRun
-    from pytest_vibecheck.ci.reporter import CIReporter
+    from pytest_vibecheck.ci.items import GATE_RUN_KEY, GateFile, GateItem, GateRun
+    from pytest_vibecheck.ci.reporter import REPORTER_KEY, CIReporter
 
 __all__ = [
     "CI_SETTINGS_KEY",
@@ -64,6 +62,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "GATE_RUN_KEY": "pytest_vibecheck.ci.items",
+    "REPORTER_KEY": "pytest_vibecheck.ci.reporter",
     "CIReporter": "pytest_vibecheck.ci.reporter",
     "GateFile": "pytest_vibecheck.ci.items",
     "GateItem": "pytest_vibecheck.ci.items",
@@ -72,7 +72,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """The gate's classes, imported on first access (PEP 562)."""
+    """The gate's classes and stash keys, imported on first access (PEP 562)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -95,6 +95,11 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def _settings(config: pytest.Config) -> CISettings | None:
+    """The session's resolved CI options (None before this plugin's ``pytest_configure``)."""
+    return config.stash.get(CI_SETTINGS_KEY, None)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve the options once; in gate mode load the config and compute the diff (a bad
@@ -110,13 +115,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "markers", "vibe_gate: a pull-request gate item of pytest-vibecheck (--vibe-gate)"
         )
-        from pytest_vibecheck.ci.items import GateRun
+        from pytest_vibecheck.ci.items import GATE_RUN_KEY, GateRun
         from pytest_vibecheck.compose.session import session_registry
 
         session_registry(config)  # built now: a bad instruction file is a usage error here
         config.stash[GATE_RUN_KEY] = GateRun.create(config, settings)
     if settings.used and not _is_worker(config):  # invisible when no CI option is given
-        from pytest_vibecheck.ci.reporter import CIReporter
+        from pytest_vibecheck.ci.reporter import REPORTER_KEY, CIReporter
 
         reporter = CIReporter(config, settings)
         config.stash[REPORTER_KEY] = reporter
@@ -144,6 +149,11 @@ def _check_sarif_path(config: pytest.Config, settings: CISettings) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Unregister the controller reporter."""
+    settings = _settings(config)
+    if settings is None or not settings.used:
+        return
+    from pytest_vibecheck.ci.reporter import REPORTER_KEY
+
     reporter = config.stash.get(REPORTER_KEY, None)
     if reporter is not None:
         config.pluginmanager.unregister(reporter)
@@ -155,10 +165,13 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
     """Add one :class:`GateFile` per changed Python file to the session's own collection, so
     the gate items are counted, selected by ``-k``/``-m`` and reported like any other."""
     report = yield
+    settings = _settings(collector.config)
+    if settings is None or not settings.gate:
+        return report
+    from pytest_vibecheck.ci.items import GATE_RUN_KEY, GateFile
+
     run = collector.config.stash.get(GATE_RUN_KEY, None)
     if run is not None and isinstance(collector, pytest.Session) and report.passed:
-        from pytest_vibecheck.ci.items import GateFile
-
         report.result.extend(
             GateFile.from_parent(collector, path=run.diff.repo / cf.path, changed=cf)
             for cf in run.diff.files
@@ -173,7 +186,8 @@ def pytest_runtest_makereport(
     """Show a verifier error of a gate item as its one-line cause, without a traceback; carry
     the gate record as a report attribute, with short JUnit properties in its place."""
     report = yield
-    if GATE_RUN_KEY not in item.config.stash:  # not a gate run: no gate item
+    settings = _settings(item.config)
+    if settings is None or not settings.gate:  # not a gate run: no gate item
         return report
     from pytest_vibecheck.ci.items import GateInfraError, GateItem
 

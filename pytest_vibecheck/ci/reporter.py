@@ -16,14 +16,14 @@ from pytest_vibecheck.ci import gate as gatemod
 from pytest_vibecheck.ci import sarif as sarifmod
 from pytest_vibecheck.ci.annotations import AnnotationPlan, limit_note, plan_annotations
 from pytest_vibecheck.ci.declared import relative_source
-from pytest_vibecheck.ci.items import GateRun
-from pytest_vibecheck.ci.options import GATE_RUN_KEY, REPORTER_KEY, SHARD_TOTAL_KEY, CISettings
+from pytest_vibecheck.ci.items import GATE_RUN_KEY, GateRun
+from pytest_vibecheck.ci.options import SHARD_TOTAL_KEY, CISettings
 from pytest_vibecheck.ci.prompt import stale_agent_files
 from pytest_vibecheck.config import thresholds as thmod
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.properties import record_of
-from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, GateRecord
+from pytest_vibecheck.report.records import BENCH_PROP, GATE_PROP, AggregateRecord, GateRecord
 
 __all__ = ["REPORTER_KEY", "SUMMARY_ROWS", "CIReporter"]
 
@@ -69,7 +69,7 @@ class CIReporter:
 
         return SUMMARY_KEY in self.config.stash
 
-    def aggregates(self) -> list[dict[str, Any]]:
+    def aggregates(self) -> list[AggregateRecord]:
         """The run's aggregate rows (docs/report-schema.md): ``summary.aggregates()`` of the
         benchmark plugin's controller summary when it is active, else recomputed from the
         ``vibecheck`` records seen here with :func:`pytest_vibecheck.report.aggregate.aggregate`."""
@@ -324,3 +324,7 @@ class CIReporter:
                 tr.write_line(line)
         if self.exit_note:
             tr.write_line(f"vibecheck: {self.exit_note}")
+
+
+#: The controller's :class:`CIReporter`, when a CI option is given (set by the gate's plugin).
+REPORTER_KEY: pytest.StashKey[CIReporter] = pytest.StashKey()

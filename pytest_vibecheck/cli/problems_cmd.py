@@ -81,10 +81,10 @@ def compute_stats(suite: Suite) -> dict[str, Any]:
     positions 1..k), ``param_histograms`` (id -> param -> value -> count),
     ``relevance_reasons`` (id -> decision -> rule -> count), ``fewer_than_k``,
     ``contradictory_pairs`` (the (task, instruction) pairs whose prompt contradicts the
-    instruction under some profile: :func:`~pytest_vibecheck.suites.profiles.contradictory_pairs`;
+    instruction under some profile: :func:`~pytest_vibecheck.generate.setup.contradictory_pairs`;
     a shipped suite has none).
     """
-    from pytest_vibecheck.suites.profiles import contradictory_pairs
+    from pytest_vibecheck.generate.setup import contradictory_pairs
 
     reg = default_registry()
     problems = suite.problems

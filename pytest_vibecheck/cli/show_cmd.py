@@ -62,11 +62,13 @@ def default_report(cwd: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Print the items; returns 0. A bad report or target is a VibecheckError (status 2)."""
-    from pytest_vibecheck.report.viewer.replies import load_for_viewing
+    from pytest_vibecheck.report.analysis.load import load_reports
+    from pytest_vibecheck.report.viewer.replies import fill_for_viewing
     from pytest_vibecheck.report.viewer.show import render_item, select_items
 
     path = Path(args.report) if args.report else default_report(Path.cwd())
-    reports, notes = load_for_viewing([path], args.cache)
+    reports = load_reports([path])
+    notes = fill_for_viewing(reports, args.cache)
     items = select_items(
         reports[0].items, args.target, model=args.model, protocol=args.protocol, k=args.k,
         source=str(path),

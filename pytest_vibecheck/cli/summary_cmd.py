@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the summary; returns 0. A missing or invalid report is a ReportError (status 2)."""
     report = load_report(args.report)
     if args.recompute:
-        report = dict(report)
+        report = report.copy()
         report["aggregates"] = aggregate(report["items"])
         report["generation"] = generation_totals(report["items"])
     run_info = report.get("run") or {}

@@ -41,6 +41,11 @@ from pytest_vibecheck.verify.verdict import Verdict
 RESULT_KEYS = ("instruction", "params", "passed", "error", "violations")
 
 
+def _as_json(verdict: Verdict) -> Mapping[str, object]:
+    """The verdict's JSON, read by key name."""
+    return verdict.to_dict()
+
+
 def register(sub: Any) -> None:
     """Add the ``verify`` sub-command to ``sub`` (an argparse subparsers object)."""
     p: argparse.ArgumentParser = sub.add_parser(
@@ -226,7 +231,7 @@ def _run_batch(path: Path, out_name: str) -> int:
     out_lines = []
     for sid, verdicts in zip(ids, results, strict=True):
         errors += sum(v.passed is None for v in verdicts)
-        rows = [{k: v.to_dict()[k] for k in RESULT_KEYS} for v in verdicts]
+        rows = [{k: d[k] for k in RESULT_KEYS} for d in map(_as_json, verdicts)]
         out_lines.append(json.dumps({"id": sid, "results": rows}, ensure_ascii=False))
     text = "".join(line + "\n" for line in out_lines)
     if out_name == "-":

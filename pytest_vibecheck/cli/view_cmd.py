@@ -46,21 +46,23 @@ def register(sub: Any) -> None:
 
 def build_page(args: argparse.Namespace) -> tuple[str, list[str], set[str]]:
     """The page's HTML, the notes to print, and the items' node ids."""
-    from pytest_vibecheck.report.viewer.replies import load_for_viewing
-    from pytest_vibecheck.report.viewer.site import basic_analysis, page_data, render_page
+    from pytest_vibecheck.report.analysis.load import load_reports
+    from pytest_vibecheck.report.viewer.replies import fill_for_viewing
+    from pytest_vibecheck.report.viewer.site import page_data, render_page
 
     if args.bootstrap < 0:
         raise VibecheckError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if not 0 < args.confidence < 1:
         raise VibecheckError(f"--confidence must be between 0 and 1, got {args.confidence}")
-    reports, notes = load_for_viewing(args.reports, args.cache)
+    reports = load_reports(args.reports)
+    notes = fill_for_viewing(reports, args.cache)
     try:
         from pytest_vibecheck.report.analysis.stats import require_scipy
 
         require_scipy()
     except VibecheckError as exc:
         from pytest_vibecheck.report.analysis.load import report_items
-        from pytest_vibecheck.report.analysis.report import report_sources
+        from pytest_vibecheck.report.analysis.report import basic_analysis, report_sources
 
         rep = basic_analysis(report_items(reports), report_sources(reports), args.title)
         notes.append(f"no intervals and analysis tables: {exc}")

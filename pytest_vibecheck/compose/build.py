@@ -20,6 +20,7 @@ from typing import Any
 
 from pytest_vibecheck.errors import DataFileError
 from pytest_vibecheck.registry import ENTRY_POINT_GROUP, Registry
+from pytest_vibecheck.verify.instructions import InstructionCatalog
 
 __all__ = [
     "build_registry",
@@ -37,7 +38,7 @@ def build_registry(
     """A registry filled by ``call_hook(registry)`` (the ``pytest_vibecheck_register`` hook
     of a plugin manager), plus the team instructions of ``instruction_dirs``; finalized here,
     so a bad file or an unknown check fails now, before anything runs."""
-    registry = Registry()
+    registry = Registry(InstructionCatalog())
     call_hook(registry)
     for folder in instruction_dirs:
         registry.add_instruction_dir(folder)

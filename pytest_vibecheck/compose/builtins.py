@@ -40,9 +40,12 @@ def _llm_selector(provider: str) -> Any:
     def make(
         model: str, *, cache_path: Path | None = None, settings: BackendSettings | None = None
     ) -> Selector:
+        from pytest_vibecheck.generate.backends.registry import make_backend
+        from pytest_vibecheck.generate.chat import ChatModel
         from pytest_vibecheck.suites.selectors.llm import LLMSelector
 
-        return LLMSelector(provider, model, cache_path=cache_path, settings=settings)
+        chat = ChatModel(make_backend(f"{provider}:{model}", settings))
+        return LLMSelector(provider, model, chat=chat, cache_path=cache_path)
 
     return make
 

@@ -20,7 +20,7 @@ import difflib
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -28,6 +28,7 @@ from pytest_vibecheck.errors import VibecheckError
 
 if TYPE_CHECKING:
     from pytest_vibecheck.config.settings import VibeSettings
+    from pytest_vibecheck.report.records import ReportItem, SelectionRecord
 
 __all__ = [
     "SELECTION_KEY",
@@ -113,7 +114,7 @@ class Selection:
                 out[name] = (ran, total)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SelectionRecord:
         """The report's ``run.selection`` block (docs/report-schema.md)."""
         return {
             "limit": self.limit,
@@ -133,7 +134,7 @@ class Selection:
 SELECTION_KEY = pytest.StashKey[Selection]()
 
 
-def tasks_run(items: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def tasks_run(items: Iterable[ReportItem]) -> dict[str, int]:
     """suite -> number of distinct task ids among report items that ran (not deselected)."""
     seen: dict[str, set[str]] = {}
     for it in items:

@@ -57,7 +57,7 @@ class VibeSettings:
     (:mod:`pytest_vibecheck.suites.profiles`: ``paper`` or ``lcb``). ``temperature`` is the
     sampling temperature (>= 0) and ``system_prompt`` the system message; ``None`` for either
     means "the profile's, else the suite manifest's, else the default" (resolved per suite by
-    :func:`~pytest_vibecheck.suites.profiles.generation_setup`). ``max_tokens`` is the output
+    :func:`~pytest_vibecheck.generate.setup.generation_setup`). ``max_tokens`` is the output
     token limit per reply, ``concurrency`` the maximum concurrent generation requests per
     process.
     """

@@ -31,9 +31,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from pytest_vibecheck.errors import UnknownIdError, VibecheckError
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.report.records import AggregateRecord, ThresholdCheckRecord
 
 __all__ = [
     "METRICS",
@@ -66,7 +69,7 @@ class Threshold:
 
     metric: str
     value: float
-    kind: str = "min"
+    kind: Literal["min", "max"] = "min"
     model: str | None = None
     text: str = ""
 
@@ -179,7 +182,7 @@ class Check:
         t = self.threshold
         return self.actual - t.value if t.kind == "min" else t.value - self.actual
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ThresholdCheckRecord:
         """Builtins, for the JSON report's ``thresholds[]`` (docs/report-schema.md) and its
         JUnit test cases: ``threshold`` (``pass@1 >= 0.7000``), ``metric``, ``kind``,
         ``value``, ``model``, ``row``, ``actual`` (fractions in [0, 1] or None), ``passed``,
@@ -206,24 +209,26 @@ class Check:
         return f"{head}: {self.row} = {self.actual:.4f}{tail}"
 
 
-def _row_name(row: Mapping[str, Any], coverage: Mapping[str, tuple[int, int]] | None = None) -> str:
+def _row_name(row: AggregateRecord, coverage: Mapping[str, tuple[int, int]] | None = None) -> str:
     suite = str(row.get("suite"))
     part = (coverage or {}).get(suite)
     where = f"{suite}, on {part[0]} of {part[1]} tasks" if part else suite
     return f"{row.get('model')} {row.get('protocol')} k={row.get('k')} ({where})"
 
 
-def _metric_value(row: Mapping[str, Any], metric: str) -> float | None:
+def _metric_value(row: AggregateRecord, metric: str) -> float | None:
+    v: object
     if metric == "pass@1":
         v = row.get("pass_at_1")
     elif metric.startswith("pass@"):
         v = (row.get("pass_at") or {}).get(metric[5:])
     else:
-        v = row.get(metric)
-    return None if v is None else float(v)
+        fields: Mapping[str, object] = row  # a metric named by the user: read by name
+        v = fields.get(metric)
+    return float(v) if isinstance(v, (int, float)) else None
 
 
-def _applies(t: Threshold, row: Mapping[str, Any]) -> bool:
+def _applies(t: Threshold, row: AggregateRecord) -> bool:
     if t.model is not None and row.get("model") != t.model:
         return False
     if t.metric in ("instruction_if", "task_if", "fr"):
@@ -233,13 +238,13 @@ def _applies(t: Threshold, row: Mapping[str, Any]) -> bool:
     return True
 
 
-def metric_present(row: Mapping[str, Any], metric: str) -> bool:
+def metric_present(row: AggregateRecord, metric: str) -> bool:
     """True if the aggregate ``row`` reports ``metric`` (``pass@K`` needs K samples)."""
     return _metric_value(row, metric) is not None
 
 
 def evaluate(
-    aggregates: Sequence[Mapping[str, Any]],
+    aggregates: Sequence[AggregateRecord],
     thresholds: Sequence[Threshold],
     coverage: Mapping[str, tuple[int, int]] | None = None,
 ) -> list[Check]:

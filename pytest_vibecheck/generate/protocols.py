@@ -12,12 +12,11 @@
   instruction carrying its multi-turn edit prompt alone, with every earlier assistant reply
   in the history. The code after k edit turns is judged against all k instructions.
 
-The query (:func:`query`): a BigCodeBench or HumanEval task's prompt as it is; a
-LiveCodeBench problem's statement wrapped by the profile (``live_prompt``): ``paper``
-prefixes the paper's "Problem Type" preamble (:data:`PAPER_STDIN_PREAMBLE`,
-:data:`PAPER_FUNCTIONAL_PREAMBLE`), ``lcb`` uses LiveCodeBench's ``### Question`` template
-(:func:`lcb_query`). The system prompt comes from the run's
-:class:`~pytest_vibecheck.suites.profiles.GenerationSetup`.
+The query (:func:`pytest_vibecheck.suites.queries.query`): a BigCodeBench or HumanEval task's
+prompt as it is; a LiveCodeBench problem's statement wrapped by the profile (``live_prompt``):
+the paper's "Problem Type" preamble or LiveCodeBench's ``### Question`` template. The system
+prompt comes from the run's :class:`~pytest_vibecheck.suites.profiles.GenerationSetup`
+(:func:`pytest_vibecheck.generate.setup.generation_setup`).
 
 Prompt texts that reproduce a published setup are quoted verbatim (they are what the model
 sees): the paper's from its released pipeline (Apache-2.0), LiveCodeBench's from
@@ -32,19 +31,21 @@ below changes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_vibecheck.errors import ParameterError
 from pytest_vibecheck.generate.backends.base import Message
 from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.suites.queries import contradictions, query
 from pytest_vibecheck.types import PROTOCOLS
 from pytest_vibecheck.verify.params import render_prompt
 
 if TYPE_CHECKING:
     from pytest_vibecheck.suites.profiles import GenerationSetup
 
-#: Version of the prompt wording; part of the generation-cache key. 2: the paper's system
+#: Version of the prompt wording (here and in :mod:`pytest_vibecheck.suites.queries`); part of
+#: the generation-cache key. 2: the paper's system
 #: prompts, single-turn wording and LiveCodeBench preambles, and LiveCodeBench's own template
 #: for the ``lcb`` profile (issue 14).
 PROMPT_VERSION = "vibecheck-prompts-2"
@@ -103,55 +104,9 @@ NAMED_SYSTEM_PROMPTS: dict[str, str] = {
     "lcb": LCB_SYSTEM_PROMPT,
 }
 
-#: The paper's preamble of a LiveCodeBench standard-input problem.
-PAPER_STDIN_PREAMBLE = (
-    "**Problem Type: Standard Input/Output**\n\n"
-    "**Your Task:**\n"
-    "Write an executable Python function that solves the problem described in the prompt "
-    "below.\n\n"
-    "**Requirements:**\n"
-    "- The function must read all necessary input from `stdin`.\n"
-    "- The function must print the final output to `stdout`.\n"
-    "- Simply call the function after the definition.\n\n"
-    "**Evaluation:**\n"
-    "We will evaluate your solution by running the code and comparing its standard output with "
-    "the expected solution."
-)
-
-#: The paper's preamble of a LiveCodeBench call-based problem (the function is ``solve``).
-PAPER_FUNCTIONAL_PREAMBLE = (
-    "**Problem Type: Functional Implementation**\n\n"
-    "**Your Task:**\n"
-    "Implement a function to solve the problem described in the prompt below.\n\n"
-    "**Requirements:**\n"
-    "- The primary function, which takes arguments as input and returns the final result, "
-    "**must be named `solve()`**.\n"
-    "- The function **must NOT read from standard input** (e.g., using `input()` or "
-    "`sys.stdin`). All required data will be passed in as function arguments.\n"
-    "- Any helper functions are permitted.\n"
-    "- Your code must only contain function definitions. **Strictly do not include a call to "
-    "`solve()`**.\n\n"
-    "**Evaluation:**\n"
-    "We will evaluate your solution by first executing your code to load the function "
-    "definitions, and then calling your `solve()` function directly with various test cases."
-)
-
-#: LiveCodeBench's format lines (``PromptConstants``).
-LCB_FORMAT_WITH_STARTER = (
-    "You will use the following starter code to write the solution to the problem and enclose "
-    "your code within delimiters."
-)
-LCB_FORMAT_WITHOUT_STARTER = (
-    "Read the inputs from stdin solve the problem and write the answer to stdout (do not "
-    "directly test on the sample inputs). Enclose your code within delimiters as follows."
-)
-
 #: The single-turn requirement sentences of the released pipeline (k = 1 inline; k > 1 list).
 SINGLE_TURN_ONE = "Additionally, ensure your code meets the following requirement:"
 SINGLE_TURN_HEADER = "Additionally, ensure your code meets the following requirements:"
-
-LIVE_KINDS = ("stdin", "functional")
-
 
 def named_system_prompt(name: str) -> str:
     """The system prompt called ``name`` (:data:`NAMED_SYSTEM_PROMPTS`); ParameterError
@@ -162,46 +117,6 @@ def named_system_prompt(name: str) -> str:
         raise ParameterError(
             f"unknown system prompt {name!r}; expected one of {', '.join(NAMED_SYSTEM_PROMPTS)}"
         ) from None
-
-
-def paper_query(problem: Problem) -> str:
-    """The paper's LiveCodeBench query: the preamble of the problem's test kind, a rule, then
-    ``**Problem:**`` and the statement (``problem.prompt``)."""
-    preamble = PAPER_STDIN_PREAMBLE if problem.test.kind == "stdin" else PAPER_FUNCTIONAL_PREAMBLE
-    return f"{preamble}\n\n---\n**Problem:**\n{problem.prompt}"
-
-
-def lcb_query(problem: Problem) -> str:
-    """LiveCodeBench's query (``get_generic_question_template_answer``): ``### Question:``,
-    the statement, the format line with the starter code (or ``# YOUR CODE HERE``) in a fenced
-    block, and ``### Answer: (use the provided format with backticks)``."""
-    text = f"### Question:\n{problem.prompt}\n\n"
-    if problem.starter_code:
-        text += f"### Format: {LCB_FORMAT_WITH_STARTER}\n```python\n{problem.starter_code}\n```\n\n"
-    else:
-        text += f"### Format: {LCB_FORMAT_WITHOUT_STARTER}\n```python\n# YOUR CODE HERE\n```\n\n"
-    return text + "### Answer: (use the provided format with backticks)\n\n"
-
-
-def query(problem: Problem, live_prompt: str = "paper") -> str:
-    """The user query of ``problem``: its prompt, or for a LiveCodeBench problem (test kind
-    ``stdin``/``functional``) the statement wrapped by ``live_prompt`` (``"paper"``:
-    :func:`paper_query`; ``"lcb"``: :func:`lcb_query`). Raises ParameterError for another
-    style, or for a LiveCodeBench record whose prompt is already a full query (a suite built
-    by pytest-vibecheck 0.1: rebuild it with ``vibecheck augment``)."""
-    if problem.test.kind not in LIVE_KINDS:
-        return problem.prompt
-    if problem.prompt.startswith("### Question:"):
-        raise ParameterError(
-            f"{problem.suite}/{problem.task_id}: the prompt is a LiveCodeBench query, not the "
-            "statement (a suite built by an older pytest-vibecheck); rebuild the suite with "
-            "vibecheck augment"
-        )
-    if live_prompt == "paper":
-        return paper_query(problem)
-    if live_prompt == "lcb":
-        return lcb_query(problem)
-    raise ParameterError(f"unknown LiveCodeBench prompt style {live_prompt!r}; expected paper or lcb")
 
 
 def _system(setup: GenerationSetup | None) -> str:
@@ -325,33 +240,6 @@ def protocol_messages(
     if protocol == "multi":
         return multi_turn_messages(problem, history, k, setup)
     raise ParameterError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-
-
-#: Phrases of a system prompt or query that demand a reply format (lower case), with the
-#: instructions they contradict: ``doc_4`` asks for pure code with no fences, ``doc_6`` for a
-#: JSON block after the code.
-FORMAT_DEMANDS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("enclose your code within delimiters", frozenset({"doc_4"})),
-    ("use the provided format with backticks", frozenset({"doc_4"})),
-    ("put your fixed program within code delimiters", frozenset({"doc_4"})),
-    ("in a markdown code block", frozenset({"doc_4"})),
-    ("you will not return anything except for the program", frozenset({"doc_6"})),
-)
-
-
-def contradictions(texts: Iterable[str], instruction_ids: Iterable[str]) -> list[tuple[str, str]]:
-    """``(instruction id, phrase)`` for every instruction in ``instruction_ids`` that a
-    format demand of :data:`FORMAT_DEMANDS` found in ``texts`` contradicts (case-insensitive);
-    empty when there is none."""
-    lowered = [t.lower() for t in texts]
-    ids = list(instruction_ids)
-    return [
-        (iid, phrase)
-        for phrase, against in FORMAT_DEMANDS
-        if any(phrase in t for t in lowered)
-        for iid in ids
-        if iid in against
-    ]
 
 
 def request_contradictions(problem: Problem, setup: GenerationSetup | None = None) -> list[tuple[str, str]]:

@@ -355,9 +355,10 @@ def pytest_make_collect_report(
     if settings is None or not settings.active or report.outcome != "passed":
         return report
     from pytest_vibecheck.config.selection import SELECTION_KEY, check_task_globs
+    from pytest_vibecheck.generate.setup import generation_setup
     from pytest_vibecheck.plugin import preflight
     from pytest_vibecheck.plugin.items import make_suite_collector, plan_items, select_problems
-    from pytest_vibecheck.suites.profiles import generation_setup, get_profile
+    from pytest_vibecheck.suites.profiles import get_profile
     from pytest_vibecheck.suites.store import file_sha256
 
     profile = get_profile(settings.profile)

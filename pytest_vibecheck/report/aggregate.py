@@ -1,8 +1,10 @@
 """From item results to the aggregates of a report (docs/report-schema.md, ``aggregates[]``).
 
-Pure functions over the item dicts that items store in ``user_properties`` (builtins only), so
-the same code runs on the pytest controller, in ``vibecheck summary`` and when reports are
-merged: ``aggregate(items)`` gives identical numbers however the items were produced.
+Pure functions over the report items (:class:`~pytest_vibecheck.report.records.ReportItem`: the
+records items store in ``user_properties``, builtins only), so the same code runs on the pytest
+controller, in ``vibecheck summary`` and when reports are merged: ``aggregate(items)`` gives
+identical numbers however the items were produced. A row is an
+:class:`~pytest_vibecheck.report.records.AggregateRecord`.
 
 A *result* is one (suite, task, model, protocol, k, sample). Each item gives one result for its
 own (protocol, k). A multi-turn item for k = K also gives *derived* results for (multi, t),
@@ -17,9 +19,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pytest_vibecheck.report import metrics
+from pytest_vibecheck.report.records import (
+    AggregateRecord,
+    GenerationTotals,
+    RateRecord,
+    ReportItem,
+    TokenCounts,
+    TurnRecord,
+)
+from pytest_vibecheck.types import ProtocolName
 
 __all__ = ["PASS_AT_KS", "PROTOCOL_ORDER", "Result", "aggregate", "generation_totals", "results"]
 
@@ -28,7 +38,7 @@ PASS_AT_KS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
 #: Display order of the protocols.
 PROTOCOL_ORDER: dict[str, int] = {"baseline": 0, "single": 1, "multi": 2}
 
-GroupKey = tuple[str, str, str, int]  # suite, model, protocol, k
+GroupKey = tuple[str, str, ProtocolName, int]  # suite, model, protocol, k
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,7 @@ class Result:
     suite: str
     task_id: str
     model: str
-    protocol: str
+    protocol: ProtocolName
     k: int
     sample: int
     status: str  # "evaluated" | "error" | "skipped"
@@ -68,7 +78,7 @@ class Result:
         return (self.suite, self.model, self.protocol, self.task_id, self.k, self.sample)
 
 
-def _verdicts(turn: Mapping[str, Any], categories: Mapping[str, str]) -> tuple[tuple[str, str, bool], ...]:
+def _verdicts(turn: TurnRecord, categories: Mapping[str, str]) -> tuple[tuple[str, str, bool], ...]:
     out = []
     for v in sorted(turn.get("verdicts") or [], key=lambda v: int(v.get("position", 0))):
         iid = str(v["id"])
@@ -77,10 +87,10 @@ def _verdicts(turn: Mapping[str, Any], categories: Mapping[str, str]) -> tuple[t
 
 
 def _turn_result(
-    item: Mapping[str, Any],
-    turn: Mapping[str, Any],
+    item: ReportItem,
+    turn: TurnRecord,
     *,
-    protocol: str,
+    protocol: ProtocolName,
     k: int,
     derived: bool,
     turn_verdicts: tuple[tuple[bool, ...], ...] = (),
@@ -111,7 +121,7 @@ def _turn_result(
     )
 
 
-def _usage(turns: Iterable[Mapping[str, Any]]) -> tuple[int, int, dict[str, int]]:
+def _usage(turns: Iterable[TurnRecord]) -> tuple[int, int, dict[str, int]]:
     """(requested, cached, tokens); ``tokens["looked_up"]`` counts generations that went
     through the cache (offline backends such as replay and reference bypass it)."""
     requested = cached = 0
@@ -134,11 +144,11 @@ def _usage(turns: Iterable[Mapping[str, Any]]) -> tuple[int, int, dict[str, int]
     return requested, cached, tok
 
 
-def _item_results(item: Mapping[str, Any]) -> list[Result]:
-    protocol = str(item["protocol"])
+def _item_results(item: ReportItem) -> list[Result]:
+    protocol = item["protocol"]
     k = int(item.get("k", 0))
     outcome = item.get("outcome")
-    turns: list[Mapping[str, Any]] = list(item.get("turns") or [])
+    turns: list[TurnRecord] = list(item.get("turns") or [])
     requested, cached, tok = _usage(turns)
     base = {
         "suite": str(item["suite"]),
@@ -154,7 +164,7 @@ def _item_results(item: Mapping[str, Any]) -> list[Result]:
         "tokens": tok,
     }
     if outcome in ("error", "skipped") or not turns:
-        err = item.get("error") or {}
+        err = item.get("error")
         kind = str(err.get("kind")) if err else ("internal_error" if outcome != "skipped" else None)
         status = "skipped" if outcome == "skipped" else "error"
         return [Result(status=status, error_kind=kind if status == "error" else None, **base)]  # type: ignore[arg-type]
@@ -192,7 +202,7 @@ def _item_results(item: Mapping[str, Any]) -> list[Result]:
     return final + others
 
 
-def results(items: Iterable[Mapping[str, Any]]) -> list[Result]:
+def results(items: Iterable[ReportItem]) -> list[Result]:
     """All results of the run, one per (suite, model, protocol, task, k, sample).
 
     Items' own results win over derived ones; see the module docstring.
@@ -211,11 +221,11 @@ def _group_sort(key: GroupKey) -> tuple[str, str, int, int]:
     return (suite, model, PROTOCOL_ORDER.get(protocol, 9), k)
 
 
-def _rates(d: Mapping[str, tuple[float, int, int]]) -> dict[str, dict[str, float | int]]:
+def _rates(d: Mapping[str, tuple[float, int, int]]) -> dict[str, RateRecord]:
     return {key: {"if": v[0], "passed": v[1], "n": v[2]} for key, v in sorted(d.items())}
 
 
-def _group(key: GroupKey, rs: Sequence[Result], s0: float | None) -> dict[str, Any]:
+def _group(key: GroupKey, rs: Sequence[Result], s0: float | None) -> AggregateRecord:
     suite, model, protocol, k = key
     ev = [r for r in rs if r.status == "evaluated"]
     by_problem: dict[str, list[bool]] = defaultdict(list)
@@ -242,6 +252,10 @@ def _group(key: GroupKey, rs: Sequence[Result], s0: float | None) -> dict[str, A
         if not r.derived:
             for name in tokens:
                 tokens[name] += int(r.tokens.get(name, 0))
+    token_counts: TokenCounts = {
+        "input": tokens["input"], "output": tokens["output"],
+        "input_all": tokens["input_all"], "output_all": tokens["output_all"],
+    }  # fmt: skip
     retention = (
         {str(t): v for t, v in metrics.retention_by_turn(r.turn_verdicts for r in ev).items()}
         if protocol == "multi"
@@ -281,11 +295,11 @@ def _group(key: GroupKey, rs: Sequence[Result], s0: float | None) -> dict[str, A
             "cached": hits,
             "hit_rate": metrics.cache_hit_rate(looked_up, hits),
         },
-        "tokens": tokens,
+        "tokens": token_counts,
     }
 
 
-def aggregate(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def aggregate(items: Iterable[ReportItem]) -> list[AggregateRecord]:
     """The ``aggregates`` list of a report: one dict per (suite, model, protocol, k).
 
     ``items`` are report items (docs/report-schema.md). Sorted by suite, model, protocol
@@ -308,7 +322,7 @@ def aggregate(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def generation_totals(items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def generation_totals(items: Iterable[ReportItem]) -> GenerationTotals:
     """Run totals: ``requested``, ``looked_up`` (went through the cache), ``cached``,
     ``hit_rate`` (cached / looked_up), ``input_tokens``, ``output_tokens``.
 

@@ -15,11 +15,12 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pytest_vibecheck import __version__
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.report.aggregate import aggregate, generation_totals
+from pytest_vibecheck.report.records import ReportItem, SuiteEntry, TurnRecord, VibeReport
 
 __all__ = [
     "REPLY_FIELDS",
@@ -52,7 +53,7 @@ def report_schema() -> dict[str, Any]:
     return data
 
 
-def suites_of(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def suites_of(items: Iterable[ReportItem]) -> list[SuiteEntry]:
     """``suites[]`` of a report from its items: name, manifest sha256, problems run."""
     tasks: dict[str, set[str]] = {}
     hashes: dict[str, str | None] = {}
@@ -70,36 +71,38 @@ def suites_of(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 REPLY_FIELDS: tuple[str, ...] = ("messages", "reply", "code")
 
 
-def without_replies(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def without_replies(items: Iterable[ReportItem]) -> list[ReportItem]:
     """Copies of ``items`` whose turns lack :data:`REPLY_FIELDS` (the report then holds only
     each code's sha256; ``vibecheck show``/``view`` read the replies from the generation cache)."""
     out = []
     for item in items:
-        it = dict(item)
+        it = item.copy()
+        # the reply fields are the turn's optional texts: a turn without them is still a turn
         it["turns"] = [
-            {k: v for k, v in turn.items() if k not in REPLY_FIELDS} for turn in it.get("turns") or []
+            cast(TurnRecord, {k: v for k, v in turn.items() if k not in REPLY_FIELDS})
+            for turn in it.get("turns") or []
         ]
         out.append(it)
     return out
 
 
 def build_report(
-    items: Iterable[Mapping[str, Any]],
+    items: Iterable[ReportItem],
     *,
     settings: Mapping[str, Any],
     workers: int = 0,
     duration_s: float = 0.0,
     exitstatus: int = 0,
     extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> VibeReport:
     """The report dict (docs/report-schema.md) for ``items`` (report items: the records
     with ``nodeid``, ``outcome`` and ``duration_s``). ``extra`` adds optional top-level fields
     (e.g. ``shard``)."""
     import pytest
 
-    its = sorted((dict(i) for i in items), key=lambda i: str(i.get("nodeid", "")))
+    its = sorted((i.copy() for i in items), key=lambda i: str(i.get("nodeid", "")))
     ruff = next((i.get("ruff_version") for i in its if i.get("ruff_version")), None)
-    report: dict[str, Any] = {
+    report: VibeReport = {
         "schema": SCHEMA_ID,
         "schema_version": SCHEMA_VERSION,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -119,14 +122,16 @@ def build_report(
         "aggregates": aggregate(its),
         "generation": generation_totals(its),
     }
-    if extra:
+    if extra:  # optional top-level fields (``shard``, a plugin's own): plain JSON
+        fields = cast(dict[str, Any], report)
         for key, value in extra.items():
-            report.setdefault(key, value)
+            fields.setdefault(key, value)
     return report
 
 
-def write_report(path: str | os.PathLike[str], report: Mapping[str, Any]) -> Path:
-    """Write ``report`` as indented JSON to ``path`` atomically (temp file + rename);
+def write_report(path: str | os.PathLike[str], report: Mapping[str, object]) -> Path:
+    """Write ``report`` (a :class:`~pytest_vibecheck.report.records.VibeReport`, or any JSON
+    object: the SARIF log uses it too) as JSON to ``path`` atomically (temp file + rename);
     creates parent folders. Returns the path."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -169,9 +174,10 @@ def validate_report(report: Any, *, source: str = "report") -> None:
         raise ReportError(f"{source}: field {where}: {err.message}{more}")
 
 
-def load_report(path: str | os.PathLike[str], *, validate: bool = True) -> dict[str, Any]:
+def load_report(path: str | os.PathLike[str], *, validate: bool = True) -> VibeReport:
     """Read a JSON report; raises :class:`ReportError` if it is missing, not JSON, or (with
-    ``validate``) does not match the schema."""
+    ``validate``) does not match the schema. Where a report's JSON becomes a
+    :class:`~pytest_vibecheck.report.records.VibeReport` (without ``validate``, unchecked)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -185,5 +191,5 @@ def load_report(path: str | os.PathLike[str], *, validate: bool = True) -> dict[
         validate_report(data, source=str(p))
     elif not isinstance(data, dict):
         raise ReportError(f"{p}: a report is a JSON object")
-    return data  # type: ignore[no-any-return]
+    return cast(VibeReport, data)
 

@@ -47,6 +47,14 @@ from typing import Any
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from pytest_vibecheck.report.properties import item_properties
+from pytest_vibecheck.report.records import (
+    AggregateRecord,
+    ReportItem,
+    RunRecord,
+    SuiteEntry,
+    ThresholdCheckRecord,
+    VibeReport,
+)
 from pytest_vibecheck.report.terminal import pct
 
 __all__ = ["THRESHOLD_SUITE", "build_junit", "write_junit"]
@@ -64,7 +72,7 @@ def _joined(pairs: Mapping[str, Any], key: str | None = None) -> str:
 
 
 def _group_props(
-    g: Mapping[str, Any], run: Mapping[str, Any], suites: Mapping[str, Any]
+    g: AggregateRecord, run: RunRecord | None, suites: Mapping[str, SuiteEntry]
 ) -> list[tuple[str, str]]:
     props: list[tuple[str, str]] = [
         ("suite", str(g["suite"])),
@@ -74,9 +82,10 @@ def _group_props(
         ("results", f"{g['evaluated']} evaluated of {g['items']}"
          + (f" ({g['derived']} from longer multi-turn conversations)" if g.get("derived") else "")),
     ]
-    suite = suites.get(str(g["suite"])) or {}
-    if suite.get("problems_total") and suite.get("problems") != suite["problems_total"]:
-        props.append(("tasks", f"{suite['problems']} of {suite['problems_total']}"))
+    suite = suites.get(str(g["suite"]))
+    total = suite.get("problems_total") if suite else None
+    if suite and total and suite.get("problems") != total:
+        props.append(("tasks", f"{suite['problems']} of {total}"))
     metrics = [
         ("pass@1", g.get("pass_at_1"), pct),
         ("FR_k", g.get("fr"), _signed),
@@ -110,32 +119,32 @@ def _group_props(
         props.append(
             ("tokens", f"{int(tokens.get('input', 0)):,} input, {int(tokens.get('output', 0)):,} output")
         )
-    versions = [
-        f"{label} {run[name]}"
-        for name, label in (("plugin_version", "pytest-vibecheck"), ("python_version", "Python"),
-                            ("ruff_version", "Ruff"))
-        if run.get(name)
-    ]
+    named = (
+        ("pytest-vibecheck", run.get("plugin_version")),
+        ("Python", run.get("python_version")),
+        ("Ruff", run.get("ruff_version")),
+    ) if run else ()
+    versions = [f"{label} {value}" for label, value in named if value]
     if versions:
         props.append(("versions", ", ".join(versions)))
-    if suite.get("manifest_sha256"):
+    if suite and suite.get("manifest_sha256"):
         props.append(("suite manifest sha256", str(suite["manifest_sha256"])))
     return props
 
 
-def _case_name(item: Mapping[str, Any]) -> str:
+def _case_name(item: ReportItem) -> str:
     nodeid = str(item.get("nodeid", ""))
     _, sep, rest = nodeid.partition("::")
     return rest if sep else nodeid
 
 
-def _facts(item: Mapping[str, Any]) -> str:
+def _facts(item: ReportItem) -> str:
     """The item's facts, one ``name: value`` per line (its test case's ``<system-out>``)."""
     lines = [f"{name.removeprefix('vibecheck.')}: {value}" for name, value in item_properties(item)]
     return "\n".join(lines) + "\n"
 
 
-def _testcase(item: Mapping[str, Any]) -> TestCase:
+def _testcase(item: ReportItem) -> TestCase:
     suite = str(item["suite"])
     group = f"{suite}.{item['model']}.{item['protocol']}" + (
         "" if item["protocol"] == "baseline" else f".k{item['k']}"
@@ -149,9 +158,9 @@ def _testcase(item: Mapping[str, Any]) -> TestCase:
         res.text = text
         case.result = [res]
     elif outcome == "error":
-        err = item.get("error") or {}
-        kind = str(err.get("kind") or "internal_error")
-        message = str(err.get("message") or text or "error")
+        err = item.get("error")
+        kind = str((err.get("kind") if err else None) or "internal_error")
+        message = str((err.get("message") if err else None) or text or "error")
         res_e = Error(message=f"{kind}: {message.splitlines()[0] if message else ''}", type_=f"vibecheck.{kind}")
         res_e.text = text or message
         case.result = [res_e]
@@ -161,7 +170,7 @@ def _testcase(item: Mapping[str, Any]) -> TestCase:
     return case
 
 
-def _threshold_suite(checks: list[Mapping[str, Any]]) -> TestSuite:
+def _threshold_suite(checks: list[ThresholdCheckRecord]) -> TestSuite:
     ts = TestSuite(THRESHOLD_SUITE)
     for c in checks:
         name = str(c["threshold"]) + (f": {c['row']}" if c.get("row") else "")
@@ -174,16 +183,17 @@ def _threshold_suite(checks: list[Mapping[str, Any]]) -> TestSuite:
     return ts
 
 
-def build_junit(report: Mapping[str, Any]) -> JUnitXml:
+def build_junit(report: VibeReport) -> JUnitXml:
     """The JUnit document of a report (docs/report-schema.md)."""
-    run = report.get("run") or {}
+    run = report.get("run")
     suites = {str(s["name"]): s for s in report.get("suites") or []}
-    items_by_group: dict[tuple[str, str, str, int], list[Mapping[str, Any]]] = defaultdict(list)
+    items_by_group: dict[tuple[str, str, str, int], list[ReportItem]] = defaultdict(list)
     for item in report.get("items") or []:
         items_by_group[(str(item["suite"]), str(item["model"]), str(item["protocol"]), int(item["k"]))].append(item)
     xml = JUnitXml("pytest-vibecheck")
-    if report.get("thresholds"):  # first: a failed gate is the first thing a viewer shows
-        xml.add_testsuite(_threshold_suite(list(report["thresholds"])))
+    thresholds = report.get("thresholds")
+    if thresholds:  # first: a failed gate is the first thing a viewer shows
+        xml.add_testsuite(_threshold_suite(list(thresholds)))
     for g in report.get("aggregates") or []:
         key = (str(g["suite"]), str(g["model"]), str(g["protocol"]), int(g["k"]))
         ts = TestSuite(f"{key[0]} | {key[1]} | {key[2]} | k={key[3]}")
@@ -202,7 +212,7 @@ def build_junit(report: Mapping[str, Any]) -> JUnitXml:
     return xml
 
 
-def write_junit(path: str | os.PathLike[str], report: Mapping[str, Any]) -> Path:
+def write_junit(path: str | os.PathLike[str], report: VibeReport) -> Path:
     """Write the JUnit XML of ``report`` to ``path`` (parent folders created)."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)

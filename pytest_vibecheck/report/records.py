@@ -10,33 +10,53 @@ pytest-xdist), and completed there into a :class:`ReportItem` (node id, outcome,
 ``tests/test_report_records.py`` checks that every ``TypedDict`` here and its schema definition
 have the same keys, the same required keys and the same enumerations.
 
+The report itself is a :class:`VibeReport`: its ``items`` (:class:`ReportItem`), ``aggregates``
+(:class:`AggregateRecord`, one per (suite, model, protocol, k), made by
+:func:`pytest_vibecheck.report.aggregate.aggregate`), ``generation`` totals, ``suites`` and
+``run`` (:class:`RunRecord`, whose ``settings`` and the environment in it stay plain JSON). A
+report read back from disk is checked against ``schema.json`` first
+(:func:`pytest_vibecheck.report.json_report.load_report`), where JSON becomes these types.
+
 The gate's per-(file, instruction) record is :class:`GateRecord`.
 """
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
-from pytest_vibecheck.types import ErrorKind, Outcome, ProtocolName, TestStatus
+from pytest_vibecheck.types import ErrorKind, Outcome, ParamValue, ProtocolName, TestStatus
+from pytest_vibecheck.verify.verdict import ViolationRecord
 
 __all__ = [
     "BENCH_PROP",
     "GATE_PROP",
+    "AggregateRecord",
     "ErrorRecord",
     "ExtractionRecord",
     "GateRecord",
     "GateStatus",
     "GateViolationRecord",
     "GenerationRecord",
+    "GenerationTotals",
+    "GroupCacheRecord",
     "InstructionRecord",
     "ItemRecord",
     "MessageRecord",
     "ModelSpendRecord",
+    "RateRecord",
     "ReportItem",
+    "RunRecord",
+    "SelectionRecord",
+    "ShardRecord",
     "SpendRecord",
+    "SuiteEntry",
+    "SuiteSelectionRecord",
     "TestsRecord",
+    "ThresholdCheckRecord",
+    "TokenCounts",
     "TurnRecord",
     "VerdictRecord",
+    "VibeReport",
     "ViolationRecord",
     "new_item_record",
     "new_timing",
@@ -46,17 +66,6 @@ __all__ = [
 BENCH_PROP = "vibecheck"
 #: ``user_properties`` name of a gate item's :class:`GateRecord`.
 GATE_PROP = "vibecheck_gate"
-
-ParamValue = int | str
-
-
-class ViolationRecord(TypedDict):
-    """One verifier finding (``Violation.to_dict``); ``line``/``column`` are 1-based."""
-
-    rule: str
-    line: int
-    column: int
-    message: str
 
 
 class VerdictRecord(TypedDict):
@@ -207,6 +216,183 @@ class SpendRecord(TypedDict):
     budget: str | None
     budget_stopped: bool
     models: dict[str, ModelSpendRecord]
+
+
+#: One instruction's (or category's) instruction-level IF in a group: the fraction ``if`` of
+#: ``n`` verdicts, ``passed`` of them passed. (``if`` is a keyword: the functional form.)
+RateRecord = TypedDict("RateRecord", {"if": float, "passed": int, "n": int})
+
+
+class GroupCacheRecord(TypedDict):
+    """A group's generations: requested, looked up in the cache (offline backends bypass it),
+    served from it, and the hit rate (cached / looked up; None when nothing was looked up)."""
+
+    requested: int
+    looked_up: int
+    cached: int
+    hit_rate: float | None
+
+
+class TokenCounts(TypedDict):
+    """Tokens of a group: ``input``/``output`` of the generations not served from the cache
+    (what the run cost), ``input_all``/``output_all`` of every generation."""
+
+    input: int
+    output: int
+    input_all: int
+    output_all: int
+
+
+class AggregateRecord(TypedDict):
+    """One row of the report's ``aggregates``: a (suite, model, protocol, k) group.
+
+    Counts of results (``items``, ``evaluated``, ``derived`` from earlier turns of longer
+    conversations, ``errors`` by ``error_kinds``, ``skipped``, ``no_code``, ``timeouts``,
+    ``tampered``, ``passed``: tests and every instruction, ``tests_passed``) and the metrics as
+    fractions in [0, 1] or None when nothing was measured: ``pass_at_1`` and ``pass_at`` (by k,
+    as strings), ``s0`` (the baseline's pass@1), ``fr`` (FR_k = (S0 - S_k) / S0; None for the
+    baseline), ``instruction_if``, ``task_if``, IF by position (1-based, as strings), by
+    category and by instruction, and multi-turn ``retention`` by turn."""
+
+    suite: str
+    model: str
+    protocol: ProtocolName
+    k: int
+    items: int
+    evaluated: int
+    derived: int
+    errors: int
+    skipped: int
+    error_kinds: dict[str, int]
+    no_code: int
+    timeouts: int
+    tampered: int
+    passed: int
+    tests_passed: int
+    pass_at_1: float | None
+    pass_at: dict[str, float]
+    s0: float | None
+    fr: float | None
+    instruction_if: float | None
+    task_if: float | None
+    if_by_position: dict[str, float]
+    if_by_category: dict[str, RateRecord]
+    if_by_instruction: dict[str, RateRecord]
+    retention: dict[str, float]
+    cache: GroupCacheRecord
+    tokens: TokenCounts
+
+
+class GenerationTotals(TypedDict):
+    """The report's ``generation``: the run's generations requested, looked up in the cache,
+    served from it, the hit rate, and the tokens of those not served from the cache."""
+
+    requested: int
+    looked_up: int
+    cached: int
+    hit_rate: float | None
+    input_tokens: int
+    output_tokens: int
+
+
+class _SuiteTotal(TypedDict, total=False):
+    problems_total: int
+
+
+class SuiteEntry(_SuiteTotal):
+    """One entry of the report's ``suites``: the tasks run (``problems``) and, when the run
+    selected some, how many the suite holds (``problems_total``)."""
+
+    name: str
+    manifest_sha256: str | None
+    problems: int
+
+
+class SuiteSelectionRecord(TypedDict):
+    """One suite of ``run.selection``: tasks selected of the suite's total."""
+
+    name: str
+    problems_selected: int
+    problems_total: int
+
+
+class SelectionRecord(TypedDict):
+    """``run.selection`` (:class:`pytest_vibecheck.config.selection.Selection`): the limit and
+    where it came from, the task globs, each suite's share, the benchmark items collected,
+    deselected by option, and left to run."""
+
+    limit: int | None
+    limit_source: str | None
+    tasks: list[str]
+    suites: list[SuiteSelectionRecord]
+    collected: int
+    deselected: dict[str, int]
+    selected: int
+
+
+class _RunOptional(TypedDict, total=False):
+    selection: SelectionRecord
+    spend: SpendRecord
+
+
+class RunRecord(_RunOptional):
+    """The report's ``run``: versions, platform, the resolved settings (plain JSON:
+    :meth:`pytest_vibecheck.config.settings.VibeSettings.to_dict`, with the environment),
+    xdist workers, seconds, exit status; ``selection`` and ``spend`` when known."""
+
+    plugin_version: str
+    python_version: str
+    pytest_version: str
+    ruff_version: str | None
+    platform: str
+    settings: dict[str, Any]
+    workers: int
+    duration_s: float
+    exitstatus: int
+
+
+class ShardRecord(TypedDict):
+    """The report's ``shard`` (``--vibe-shard I/N``): 0-based index, count."""
+
+    index: int
+    count: int
+
+
+class ThresholdCheckRecord(TypedDict):
+    """One entry of the report's ``thresholds``
+    (:meth:`pytest_vibecheck.config.thresholds.Check.to_dict`): a threshold against one
+    aggregate row (``row`` None: nothing to compare); ``value``/``actual`` are fractions."""
+
+    threshold: str
+    metric: str
+    kind: Literal["min", "max"]
+    value: float
+    model: str | None
+    row: str | None
+    actual: float | None
+    passed: bool
+    message: str
+
+
+class _ReportOptional(TypedDict, total=False):
+    shard: ShardRecord
+    thresholds: list[ThresholdCheckRecord]
+
+
+class VibeReport(_ReportOptional):
+    """A JSON report (docs/report-schema.md): ``schema`` ``"pytest-vibecheck-report"``,
+    ``schema_version`` 1, ``created`` (UTC, ISO 8601), then :class:`RunRecord`, the suites,
+    the items, the aggregates and the generation totals. Plugins may add top-level fields of
+    their own (the ``pytest_vibecheck_report`` hook)."""
+
+    schema: str
+    schema_version: int
+    created: str
+    run: RunRecord
+    suites: list[SuiteEntry]
+    items: list[ReportItem]
+    aggregates: list[AggregateRecord]
+    generation: GenerationTotals
 
 
 GateStatus = Literal["passed", "failed", "syntax", "error"]

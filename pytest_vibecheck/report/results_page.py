@@ -20,16 +20,18 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pytest_vibecheck.errors import DataFileError, VibecheckError
 from pytest_vibecheck.report.aggregate import PROTOCOL_ORDER
 from pytest_vibecheck.report.analysis.breakdowns import AnalysisSettings, build_tables
 from pytest_vibecheck.report.analysis.load import LoadedReport, load_report, report_results
 from pytest_vibecheck.report.analysis.tables import Table, format_cell
+from pytest_vibecheck.report.records import AggregateRecord, ReportItem, TurnRecord, VibeReport
 
 __all__ = [
     "PAPER_REFERENCE",
+    "HeadlineRow",
     "RunInfo",
     "behaviour_counts",
     "headline_rows",
@@ -107,11 +109,30 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{100 * x:.{digits}f}%"
 
 
-def _group_sort(row: Mapping[str, Any]) -> tuple[str, str, int, int]:
+def _group_sort(row: AggregateRecord) -> tuple[str, str, int, int]:
     return (str(row["suite"]), str(row["model"]), PROTOCOL_ORDER.get(str(row["protocol"]), 9), int(row["k"]))
 
 
-def headline_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+class HeadlineRow(TypedDict):
+    """One aggregate group reduced to the published numbers (:func:`headline_rows`)."""
+
+    suite: str
+    model: str
+    protocol: str
+    k: int
+    evaluated: int
+    errors: int
+    no_code: int
+    timeouts: int
+    pass_at_1: float | None
+    fr: float | None
+    instruction_if: float | None
+    task_if: float | None
+    if_by_position: dict[str, float]
+    if_by_category: dict[str, float | None]
+
+
+def headline_rows(report: VibeReport) -> list[HeadlineRow]:
     """The report's aggregate groups reduced to the published numbers (fractions in [0, 1]):
     ``suite, model, protocol, k, evaluated, errors, no_code, timeouts, pass_at_1, fr,
     instruction_if, task_if, if_by_position, if_by_category`` (category -> IF).
@@ -140,7 +161,7 @@ def headline_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _without_model(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _without_model(rows: Sequence[HeadlineRow]) -> list[dict[str, object]]:
     return [{k: v for k, v in r.items() if k != "model"} for r in rows]
 
 
@@ -163,13 +184,13 @@ class Behaviour:
     max_output_tokens: int = 0
 
 
-def _label(item: Mapping[str, Any], turn: Mapping[str, Any]) -> str:
+def _label(item: ReportItem, turn: TurnRecord) -> str:
     if item["protocol"] == "multi":
         return "baseline" if turn["turn"] == 0 else f"multi-k{turn['turn']}"
     return "baseline" if item["protocol"] == "baseline" else f"single-k{item['k']}"
 
 
-def behaviour_counts(report: Mapping[str, Any]) -> Behaviour:
+def behaviour_counts(report: VibeReport) -> Behaviour:
     """Model behaviour over the report's distinct generations: replies with no code,
     extraction methods (``extract.METHODS``), finish reasons (``length`` = the token limit was
     hit), tokens, latency (seconds, of the original calls) and test statuses of the code."""
@@ -302,16 +323,22 @@ def _headline_section(tables: Mapping[str, Table]) -> list[str]:
     return out
 
 
-def _paper_section(data: Mapping[str, Any], replay_manifest: Mapping[str, Any] | None) -> list[str]:
+def _paper_section(data: VibeReport, replay_manifest: Mapping[str, Any] | None) -> list[str]:
     """``## Next to the paper``: this run's task-level IF, pass@1, FR_5 and IF by position
     beside :data:`PAPER_REFERENCE`."""
-    aggs = {(g["protocol"], g["k"]): g for g in data.get("aggregates") or []}
+    aggs: dict[tuple[str, int], AggregateRecord] = {
+        (g["protocol"], g["k"]): g for g in data.get("aggregates") or []
+    }
     settings_used = (data.get("run") or {}).get("settings") or {}
     suites = data.get("suites") or []
 
     def ours(protocol: str, k: int, key: str) -> str:
         g = aggs.get((protocol, k))
-        return _pct(g.get(key)) if g else "-"
+        if not g:
+            return "-"
+        fields: Mapping[str, object] = g  # the metric named by ``key``
+        value = fields.get(key)
+        return _pct(float(value) if isinstance(value, (int, float)) else None)
 
     ref = PAPER_REFERENCE
     out = ["## Next to the paper", ""]
@@ -344,14 +371,14 @@ def _paper_section(data: Mapping[str, Any], replay_manifest: Mapping[str, Any] |
     out.append("| --- | ---: | ---: | ---: | ---: | ---: |")
     for protocol in ("single", "multi"):
         g = aggs.get((protocol, 5))
-        pos = (g or {}).get("if_by_position") or {}
+        pos = (g.get("if_by_position") if g else None) or {}
         out.append(f"| {protocol}-turn, this run | " + " | ".join(_pct(pos.get(str(p))) for p in range(1, 6)) + " |")
         out.append(f"| {protocol}-turn, paper mean | " + " | ".join(f"{v:.1f}%" for v in ref["position_if_mean"][protocol]) + " |")
     out.append("")
     return out
 
 
-def _behaviour_section(data: Mapping[str, Any], b: Behaviour) -> list[str]:
+def _behaviour_section(data: VibeReport, b: Behaviour) -> list[str]:
     """``## What the model did``: replies with no code, extraction, finish reasons, tests."""
     settings_used = (data.get("run") or {}).get("settings") or {}
     out = ["## What the model did", ""]
@@ -380,7 +407,7 @@ def _behaviour_section(data: Mapping[str, Any], b: Behaviour) -> list[str]:
 
 
 def _cost_section(
-    data: Mapping[str, Any], b: Behaviour, runs: Sequence[RunInfo], rerun_report: str | Path | None
+    data: VibeReport, b: Behaviour, runs: Sequence[RunInfo], rerun_report: str | Path | None
 ) -> list[str]:
     """``## Cost of the run``: tokens and generation time, wall time of the recording, the
     cache, and a second identical run when given."""
@@ -443,7 +470,7 @@ def _provenance_section(replay_manifest: Mapping[str, Any] | None) -> list[str]:
     return out
 
 
-def _reproduce_section(data: Mapping[str, Any], commands: Sequence[str]) -> list[str]:
+def _reproduce_section(data: VibeReport, commands: Sequence[str]) -> list[str]:
     """``## Reproduce``: the commands and the versions and suite manifests of the report."""
     suites = data.get("suites") or []
     out = ["## Reproduce", ""]

@@ -23,13 +23,14 @@ from pytest_vibecheck.report.collector import ItemCollector
 from pytest_vibecheck.report.json_report import build_report, without_replies, write_report
 from pytest_vibecheck.report.junit import write_junit
 from pytest_vibecheck.report.outputs import write_error_line
-from pytest_vibecheck.report.terminal import render_summary
+from pytest_vibecheck.report.records import AggregateRecord, ReportItem, VibeReport
+from pytest_vibecheck.report.terminal import SummaryParts, render_summary
 
 if TYPE_CHECKING:
     from pytest_vibecheck.config.selection import Selection
     from pytest_vibecheck.config.settings import VibeSettings
     from pytest_vibecheck.plugin.run.guard import RunGuard
-    from pytest_vibecheck.report.records import ReportItem
+
 
 __all__ = ["SUMMARY_KEY", "VibeSummary"]
 
@@ -42,13 +43,13 @@ class VibeSummary:
         self.settings = settings
         self.started = time.time()
         self.collector = ItemCollector()
-        self._aggregates: list[dict[str, Any]] | None = None
+        self._aggregates: list[AggregateRecord] | None = None
         #: optional top-level fields added to the JSON report (e.g. ``shard``)
         self.extra: dict[str, Any] = {}
         #: the execution environment (``run.settings.environment``: name, id with the lock
         #: hash, python), set by the plugin
         self.environment: Mapping[str, Any] | None = None
-        self.report: dict[str, Any] | None = None
+        self.report: VibeReport | None = None
         self.written: list[tuple[str, Path]] = []
         #: what the run selected (set by the plugin: limit, task globs, deselections)
         self.selection: Selection | None = None
@@ -68,7 +69,7 @@ class VibeSummary:
         """The report items collected so far (finished items only), sorted by node id."""
         return self.collector.items()
 
-    def aggregates(self) -> list[dict[str, Any]]:
+    def aggregates(self) -> list[AggregateRecord]:
         """The ``aggregates`` rows (docs/report-schema.md) of the items so far."""
         if self._aggregates is None:
             self._aggregates = aggregate(self.items())
@@ -76,7 +77,7 @@ class VibeSummary:
 
     # ------------------------------------------------------------ writing
 
-    def build(self, exitstatus: int) -> dict[str, Any]:
+    def build(self, exitstatus: int) -> VibeReport:
         """The JSON report dict of the run; also kept in :attr:`report`."""
         workers = getattr(self.config.option, "numprocesses", None) or 0
         if not isinstance(workers, int):
@@ -135,10 +136,11 @@ class VibeSummary:
             self._write_summary(terminalreporter)
 
     def _write_summary(self, terminalreporter: Any) -> None:
-        report = self.report or {
-            "aggregates": self.aggregates(),
-            "generation": generation_totals(self.items()),
-        }
+        report: VibeReport | SummaryParts
+        if self.report is not None:
+            report = self.report
+        else:
+            report = {"aggregates": self.aggregates(), "generation": generation_totals(self.items())}
         terminalreporter.write_sep("=", "vibecheck summary")
         for line in render_summary(report, verbosity=self.config.get_verbosity()):
             terminalreporter.write_line(line)

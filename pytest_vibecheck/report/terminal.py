@@ -7,10 +7,19 @@ Metrics are fractions in the report and percentages here (one decimal).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TypedDict
 
-__all__ = ["pct", "render_summary", "render_table"]
+from pytest_vibecheck.report.records import AggregateRecord, GenerationTotals, VibeReport
+
+__all__ = ["SummaryParts", "pct", "render_summary", "render_table"]
+
+
+class SummaryParts(TypedDict, total=False):
+    """What the summary reads of a report, for a run whose report is not built yet."""
+
+    aggregates: list[AggregateRecord]
+    generation: GenerationTotals
 
 HEADERS: tuple[str, ...] = (
     "suite",
@@ -55,7 +64,7 @@ def render_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> list[
     return [fmt(headers), *(fmt(r) for r in rows)]
 
 
-def _row(g: Mapping[str, Any]) -> list[str]:
+def _row(g: AggregateRecord) -> list[str]:
     k = str(g["k"]) + ("*" if g.get("derived") and g["derived"] == g["evaluated"] else "")
     n = str(g["evaluated"])
     if g["evaluated"] != g["items"]:
@@ -78,7 +87,7 @@ def _row(g: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _details(g: Mapping[str, Any]) -> list[str]:
+def _details(g: AggregateRecord) -> list[str]:
     head = f"{g['suite']} / {g['model']} / {g['protocol']} k={g['k']}:"
     out = [head]
     if len(g.get("pass_at") or {}) > 1:
@@ -109,11 +118,11 @@ def _details(g: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def render_summary(report: Mapping[str, Any], verbosity: int = 0) -> list[str]:
+def render_summary(report: VibeReport | SummaryParts, verbosity: int = 0) -> list[str]:
     """The summary lines of a report (docs/report-schema.md): the table of aggregates, a
     legend, the generation totals, and at ``verbosity >= 1`` IF by position, category,
     instruction and multi-turn retention for every group."""
-    groups: Sequence[Mapping[str, Any]] = report.get("aggregates") or []
+    groups: Sequence[AggregateRecord] = report.get("aggregates") or []
     if not groups:
         return ["no vibecheck results (no item ran)"]
     lines = render_table([_row(g) for g in groups], HEADERS)
@@ -124,7 +133,7 @@ def render_summary(report: Mapping[str, Any], verbosity: int = 0) -> list[str]:
     if any(g.get("derived") and g["derived"] == g["evaluated"] for g in groups):
         legend += "; k* = from the earlier turns of longer multi-turn conversations"
     lines.append(legend)
-    gen = report.get("generation") or {}
+    gen = report.get("generation")
     if gen:
         line = f"generations: {gen.get('requested', 0)} requested, {gen.get('cached', 0)} from the cache"
         looked = gen.get("looked_up", 0)

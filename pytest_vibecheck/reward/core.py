@@ -35,17 +35,18 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pytest_vibecheck import _gc
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
 from pytest_vibecheck.report.metrics import instruction_level_if, task_level_if
 from pytest_vibecheck.suites.problem import Problem
+from pytest_vibecheck.types import ParamValue
 from pytest_vibecheck.verify.api import BatchVerification, VerifyItem
 from pytest_vibecheck.verify.extract import Extraction, ExtractMode, extract_code, note_parses
 from pytest_vibecheck.verify.nocode import code_status, no_code_reason, parse_free_length
-from pytest_vibecheck.verify.verdict import Verdict, Violation
+from pytest_vibecheck.verify.verdict import Verdict, Violation, ViolationRecord
 
 from .problems import ProblemRef, problem_ref_text, resolve_problem
 
@@ -56,7 +57,9 @@ __all__ = [
     "FUNC_STATUSES",
     "Executor",
     "InstructionOutcome",
+    "OutcomeRecord",
     "RewardConfig",
+    "RewardRecord",
     "RewardResult",
     "RewardScorer",
     "completion_text",
@@ -178,6 +181,31 @@ class RewardConfig:
         )
 
 
+class OutcomeRecord(TypedDict):
+    """An :class:`InstructionOutcome` as JSON (:meth:`InstructionOutcome.to_dict`)."""
+
+    id: str
+    params: dict[str, ParamValue]
+    passed: bool | None
+    error: str | None
+    violations: list[ViolationRecord]
+
+
+class RewardRecord(TypedDict):
+    """A :class:`RewardResult` as JSON (:meth:`RewardResult.to_dict`); ``details`` stay free
+    JSON (problem id, extraction method, failed tests, the sandbox's message, cache use)."""
+
+    reward: float | None
+    status: Literal["ok", "infra_error"]
+    func: float | None
+    exec_status: str
+    instruction_if: float | None
+    task_level_if: float | None
+    verdicts: list[OutcomeRecord]
+    error: str | None
+    details: dict[str, Any]
+
+
 @dataclass(frozen=True)
 class InstructionOutcome:
     """The verdict on one instruction: ``passed`` is None when the verifier could not judge
@@ -185,12 +213,12 @@ class InstructionOutcome:
     message)."""
 
     id: str
-    params: Mapping[str, Any]
+    params: Mapping[str, ParamValue]
     passed: bool | None
     error: str | None = None
     violations: tuple[Violation, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OutcomeRecord:
         """JSON-ready dict with every field (violations as ``{"rule", "line", "column",
         "message"}`` dicts)."""
         return {"id": self.id, "params": dict(self.params), "passed": self.passed,
@@ -228,7 +256,7 @@ class RewardResult:
         """True when the grader, not the completion, failed (``reward`` is None)."""
         return self.status == "infra_error"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RewardRecord:
         """JSON-ready dict with every field."""
         return {
             "reward": self.reward, "status": self.status, "func": self.func,
@@ -280,7 +308,7 @@ class _Unit:
 
     reply: str
     problem: Problem
-    judged: tuple[tuple[str, dict[str, Any]], ...]
+    judged: tuple[tuple[str, dict[str, ParamValue]], ...]
     code: str = ""
     method: str = ""
     no_code: bool = False

@@ -47,13 +47,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from pytest_vibecheck.errors import VibecheckError
 
 from .core import RewardConfig, RewardResult, scorer_for
 
-__all__ = ["VERL_KEYWORDS", "compute_score", "compute_score_batch"]
+__all__ = ["VERL_KEYWORDS", "VerlScore", "compute_score", "compute_score_batch"]
 
 #: Keywords verl's own managers may add (the reward loop's reward-model router, the options of
 #: its default scorer): not reward options, ignored.
@@ -85,7 +85,19 @@ def _nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
-def _score(res: RewardResult, infra_score: float | None, where: str) -> dict[str, Any]:
+class VerlScore(TypedDict):
+    """One sample's score as verl takes it: ``score`` and the parts it logs (NaN where a part
+    was not measured; ``infra_error`` 1.0 for an infrastructure failure scored ``infra_score``)."""
+
+    score: float
+    func: float
+    instruction_if: float
+    task_level_if: float
+    infra_error: float
+    exec_status: str
+
+
+def _score(res: RewardResult, infra_score: float | None, where: str) -> VerlScore:
     if res.reward is None:
         if infra_score is None:
             raise VibecheckError(
@@ -112,7 +124,7 @@ def compute_score(
     ground_truth: Any = None,
     extra_info: Any = None,
     **reward_kwargs: Any,
-) -> dict[str, Any]:
+) -> VerlScore:
     """verl's per-sample reward: the score dict of ``solution_str`` against ``ground_truth``.
 
     ``reward_kwargs``: :class:`~pytest_vibecheck.reward.core.RewardConfig` options (``alpha``,
@@ -132,7 +144,7 @@ def compute_score_batch(
     ground_truths: Collection[Any] = (),
     extra_infos: Collection[Any] | None = None,
     **reward_kwargs: Any,
-) -> list[dict[str, Any]]:
+) -> list[VerlScore]:
     """verl's batched reward (``reward_manager=batch``): one score dict per solution, all
     verified in one Ruff run and executed in parallel sandboxes, identical pairs once.
 

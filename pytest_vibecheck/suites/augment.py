@@ -29,6 +29,7 @@ from typing import Any
 
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.suites.problem import InstructionRef, Problem
+from pytest_vibecheck.suites.queries import contradictions, query
 from pytest_vibecheck.suites.selectors import Selector, SelectorError, TaskJudgements
 from pytest_vibecheck.verify.instructions import (
     TAXONOMY_VERSION,
@@ -131,8 +132,6 @@ def augment_problem(
     Raises :class:`SelectorError` when the selector cannot judge the task (e.g. an
     unparseable LLM reply, an API error).
     """
-    from pytest_vibecheck.generate.protocols import contradictions, query
-
     reg = registry if registry is not None else default_registry()
     task_query = query(problem, "paper")
     order_ids = permutation(reg.ids(), seed, problem.task_id)

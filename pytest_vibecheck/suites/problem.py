@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from pytest_vibecheck.errors import DataFileError
 from pytest_vibecheck.execute.spec import TEST_KINDS, TestCase, TestKind, TestSpec
+from pytest_vibecheck.types import ParamValue
 
 #: Version of the suite JSONL schema; bump on any incompatible change.
 SCHEMA_VERSION = 1
@@ -23,7 +24,7 @@ class InstructionRef:
     """An instruction selected for a problem, with validated parameters."""
 
     id: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, ParamValue] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

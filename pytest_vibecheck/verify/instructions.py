@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
+import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -413,6 +414,70 @@ def load_registry(*folders: Path) -> InstructionRegistry:
         for path in sorted(folder.glob("*.toml")):
             reg.register(load_instruction_file(path))
     return reg.finalize()
+
+
+class InstructionCatalog:
+    """The instructions of one :class:`pytest_vibecheck.registry.Registry` while plugins register
+    (:meth:`~pytest_vibecheck.registry.Registry.add_instruction` and
+    :meth:`~pytest_vibecheck.registry.Registry.add_instruction_dir` land here), finalized once
+    into an :class:`InstructionRegistry` on first look-up.
+
+    The registry container sits below this layer and cannot parse or finalize instructions; the
+    composition root (:func:`pytest_vibecheck.compose.build.build_registry`) gives each registry
+    its catalog. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._instructions: dict[str, Instruction] = {}
+        self._shipped: set[str] = set()
+        self._finalized: InstructionRegistry | None = None
+        self._lock = threading.Lock()
+
+    def add(self, instruction: Instruction, *, shipped: bool = False) -> None:
+        """Add one instruction. Raises DuplicateIdError when the id is taken (a team
+        instruction may never reuse a shipped id)."""
+        with self._lock:
+            old = self._instructions.get(instruction.id)
+            if old is not None:
+                what = "the shipped instruction" if old.id in self._shipped else "instruction"
+                raise DuplicateIdError(
+                    f"instruction id {instruction.id!r} in {instruction.source} clashes with "
+                    f"{what} {old.id!r} ({old.source}); give it another id"
+                )
+            self._instructions[instruction.id] = instruction
+            if shipped:
+                self._shipped.add(instruction.id)
+            self._finalized = None
+
+    def add_folder(self, folder: str | Path, *, shipped: bool = False) -> None:
+        """Add every ``*.toml`` instruction file of ``folder`` (the shipped schema; their
+        ``verifier.checks`` are checked when finalized, once every plugin has registered).
+
+        Raises DataFileError for a missing folder or a malformed file (naming file and field).
+        """
+        path = Path(folder)
+        if not path.is_dir():
+            raise DataFileError(path, "instruction folder does not exist (instruction_dirs)")
+        for file in sorted(path.glob("*.toml")):
+            self.add(load_instruction_file(file, known_checks=()), shipped=shipped)
+
+    def is_shipped(self, instruction_id: str) -> bool:
+        """True for an instruction of the shipped VeriCode taxonomy."""
+        return instruction_id in self._shipped
+
+    def finalized(self, checks: Collection[str]) -> InstructionRegistry:
+        """Every instruction, finalized (conflicts symmetric), each ``verifier.checks`` name
+        one of ``checks`` (the registry's built-in checks). Raises DataFileError naming the
+        file of a bad reference."""
+        with self._lock:
+            if self._finalized is None:
+                for inst in self._instructions.values():
+                    for check in inst.verifier.checks:
+                        if check not in checks:
+                            unknown = UnknownIdError("built-in check", check, sorted(checks))
+                            raise DataFileError(inst.source, str(unknown), field="verifier.checks")
+                self._finalized = InstructionRegistry(self._instructions.values()).finalize()
+            return self._finalized
 
 
 def default_registry() -> InstructionRegistry:

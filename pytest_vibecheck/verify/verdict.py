@@ -14,9 +14,35 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
-__all__ = ["Verdict", "Violation"]
+from pytest_vibecheck.types import ParamValue
+
+__all__ = ["Verdict", "VerdictDict", "Violation", "ViolationRecord"]
+
+
+class ViolationRecord(TypedDict):
+    """One verifier finding as JSON (:meth:`Violation.to_dict`); ``line``/``column`` are
+    1-based."""
+
+    rule: str
+    line: int
+    column: int
+    message: str
+
+
+class VerdictDict(TypedDict):
+    """A verdict as JSON (:meth:`Verdict.to_dict`; ``vibecheck verify --json``): the
+    instruction, the parameters used, ``passed`` (None iff ``error``), the violations, the
+    Ruff version and the parameter warnings."""
+
+    instruction: str
+    params: dict[str, ParamValue]
+    passed: bool | None
+    error: str | None
+    violations: list[ViolationRecord]
+    ruff_version: str | None
+    warnings: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +65,7 @@ class Violation:
         """Order of violations in a verdict: by position, then rule."""
         return (self.line, self.column, self.rule, self.message)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ViolationRecord:
         """``{"rule": str, "line": int, "column": int, "message": str}``."""
         return {"rule": self.rule, "line": self.line, "column": self.column, "message": self.message}
 
@@ -71,7 +97,7 @@ class Verdict:
     violations: tuple[Violation, ...]
     error: str | None
     instruction: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, ParamValue] = field(default_factory=dict)
     ruff_version: str | None = None
     warnings: tuple[str, ...] = ()
 
@@ -114,7 +140,7 @@ class Verdict:
         """A verifier error: ``passed=None``, never counted as a pass or a fail."""
         return cls(None, (), error, instruction, dict(params or {}), ruff_version, warnings)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> VerdictDict:
         """JSON-ready dict: instruction, params, passed, error, violations, ruff_version, warnings.
 
         The first five keys are the result format of ``vibecheck verify --batch``.

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_vibecheck.execute.executor import TestService
-    from pytest_vibecheck.plugin.run.runtime import Runtime
+    from pytest_vibecheck.plugin.run.context import StageContext
     from pytest_vibecheck.plugin.run.spec import ItemSpec
 
 __all__ = ["HORIZON", "TOPUP_MAX_POLL_S", "TOPUP_POLL_S", "WINDOW", "Prefetcher", "planned_upcoming"]
@@ -71,7 +71,7 @@ class Prefetcher:
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: StageContext,
         window: int = WINDOW,
         lookahead: int | None = None,
         horizon: int = HORIZON,
@@ -98,7 +98,7 @@ class Prefetcher:
         items = item.session.items
         workerinput = getattr(item.config, "workerinput", None)
         indices: list[int] | None = None
-        if workerinput is not None and getattr(self.runtime, "planned", False):
+        if workerinput is not None and self.runtime.planned:
             pos = self._position(item)
             wid = str(workerinput.get("workerid", "")).removeprefix("gw")
             count = int(workerinput.get("workercount", 1))

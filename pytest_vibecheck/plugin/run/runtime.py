@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from pytest_vibecheck.execute.tests import ExecSettings
     from pytest_vibecheck.generate.backends.base import Generation, GenerationRequest
     from pytest_vibecheck.generate.generator import Generator
+    from pytest_vibecheck.plugin.run.context import VerdictKey
     from pytest_vibecheck.plugin.run.spec import ItemSpec
-    from pytest_vibecheck.plugin.run.stages import VerdictKey
 
 __all__ = ["RUNTIME_KEY", "Runtime", "run_item_for"]
 

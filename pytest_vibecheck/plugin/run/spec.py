@@ -4,21 +4,16 @@ sample) and the judged instructions it implies."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from pytest_vibecheck.generate.setup import generation_setup
 from pytest_vibecheck.suites.problem import Problem
-from pytest_vibecheck.suites.profiles import (
-    DEFAULT_PROFILE,
-    GenerationSetup,
-    generation_setup,
-    get_profile,
-)
-from pytest_vibecheck.types import ProtocolName
+from pytest_vibecheck.suites.profiles import DEFAULT_PROFILE, GenerationSetup, get_profile
+from pytest_vibecheck.types import ParamValue, ProtocolName
 
 __all__ = ["ItemSpec", "Judged", "default_setup"]
 
 #: The instructions judged on one turn: ``(position, instruction id, params)``.
-Judged = tuple[tuple[int, str, dict[str, Any]], ...]
+Judged = tuple[tuple[int, str, dict[str, ParamValue]], ...]
 
 
 @dataclass(frozen=True)
@@ -41,7 +36,7 @@ class ItemSpec:
     setup: GenerationSetup = field(default_factory=lambda: default_setup())
 
     @property
-    def instructions(self) -> tuple[tuple[int, str, dict[str, Any]], ...]:
+    def instructions(self) -> Judged:
         """The instructions judged, ``(position, id, params)``: for baseline all of the
         problem's (never asked for), else the first k."""
         refs = self.problem.instructions

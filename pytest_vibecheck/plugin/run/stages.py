@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.plugin.run.context import StageContext, VerdictKey
 from pytest_vibecheck.plugin.run.failure import VibeInfraError, describe_exception, error_kind
 from pytest_vibecheck.plugin.run.record import (
     Turn,
@@ -21,11 +22,11 @@ from pytest_vibecheck.plugin.run.record import (
     sha256_text,
     tests_dict,
 )
+from pytest_vibecheck.types import ParamValue
 from pytest_vibecheck.verify.nocode import NO_CODE_RULE
 
 if TYPE_CHECKING:
     from pytest_vibecheck.generate.backends.base import Generation
-    from pytest_vibecheck.plugin.run.runtime import Runtime
     from pytest_vibecheck.plugin.run.spec import ItemSpec, Judged
     from pytest_vibecheck.report.records import TestsRecord, VerdictRecord
 
@@ -47,7 +48,7 @@ def not_runnable(spec: ItemSpec) -> str | None:
     return None
 
 
-def _conversation(runtime: Runtime, work: Work) -> None:
+def _conversation(runtime: StageContext, work: Work) -> None:
     """Every generation of one item into ``work.replies`` (sequential: multi-turn replies build
     on each other). Raises what the generator raises."""
     from pytest_vibecheck.generate import protocols
@@ -87,7 +88,7 @@ def _conversation(runtime: Runtime, work: Work) -> None:
         previous = messages
 
 
-def generate_one(runtime: Runtime, work: Work) -> None:
+def generate_one(runtime: StageContext, work: Work) -> None:
     """Stage 1 for one item: its generations and extractions, or the reason it is skipped (it
     cannot run here; the run stopped sending requests: "not run") or its infrastructure error."""
     from pytest_vibecheck.generate.backends.base import GenerationError
@@ -114,7 +115,7 @@ def generate_one(runtime: Runtime, work: Work) -> None:
         runtime.guard.item_error()  # may stop the run (--vibe-max-errors)
 
 
-def generate_stage(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
+def generate_stage(runtime: StageContext, works: Sequence[Work], concurrent: bool = True) -> None:
     """Stage 1 for many items, ``--vibe-concurrency`` at a time (one after the other when
     ``concurrent`` is false)."""
     n = min(runtime.settings.concurrency, len(works)) if concurrent else 1
@@ -133,7 +134,7 @@ def generate_stage(runtime: Runtime, works: Sequence[Work], concurrent: bool = T
 
 
 
-def extract_stage(runtime: Runtime, works: Sequence[Work]) -> None:
+def extract_stage(runtime: StageContext, works: Sequence[Work]) -> None:
     """Stage 1b (in the calling thread): the code of every reply of every live item, as its
     :class:`Turn` (:func:`pytest_vibecheck.verify.extract.extract_code` with ``--vibe-extract``)."""
     from pytest_vibecheck.verify.extract import extract_code
@@ -178,9 +179,6 @@ def _no_code_verdicts(judged: Judged) -> list[VerdictRecord]:
 #: turn 0 share a reply, and a model often returns the same code on several turns).
 MEMO_LIMIT = 100_000
 
-VerdictKey = tuple[str, str, str]  # sha256 of (reply, code, entry point), instruction id, params
-
-
 def verify_stage(works: Sequence[Work], memo: dict[VerdictKey, Any] | None = None) -> None:
     """Stage 2: judge every turn of every live item; each distinct (reply, code, instruction,
     params) once, all in one :func:`~pytest_vibecheck.verify.api.verify_batch`."""
@@ -192,7 +190,7 @@ def verify_stage(works: Sequence[Work], memo: dict[VerdictKey, Any] | None = Non
         memo.clear()
     t0 = time.perf_counter()
     targets: list[tuple[Work, Turn, list[VerdictKey]]] = []
-    todo: dict[str, tuple[Turn, Work, dict[VerdictKey, tuple[str, dict[str, Any]]]]] = {}
+    todo: dict[str, tuple[Turn, Work, dict[VerdictKey, tuple[str, dict[str, ParamValue]]]]] = {}
     for w in works:
         if not w.live:
             continue
@@ -258,9 +256,9 @@ def verify_stage(works: Sequence[Work], memo: dict[VerdictKey, Any] | None = Non
 
 
 
-def test_stage(runtime: Runtime, works: Sequence[Work]) -> None:
+def test_stage(runtime: StageContext, works: Sequence[Work]) -> None:
     """Stage 3: start each item's distinct programs on the process's executor
-    (:meth:`Runtime.tests <pytest_vibecheck.plugin.run.runtime.Runtime.tests>`: the sandbox's
+    (:meth:`~pytest_vibecheck.plugin.run.context.StageContext.tests`: the sandbox's
     result cache, longest expected run first). Nothing waits here: :func:`finish_tests` waits
     for one item's own runs when that item is taken, so no item waits for the slowest run of
     its window."""
@@ -312,7 +310,7 @@ def finish_tests(work: Work) -> None:
             break
 
 
-def finish(runtime: Runtime, works: Sequence[Work]) -> None:
+def finish(runtime: StageContext, works: Sequence[Work]) -> None:
     """Stages 1b, 2 and 3 over ``works`` whose generations are done (in place; each marked
     ``finished``). Warnings raised by parsing the model's code (``invalid escape sequence``,
     other ``SyntaxWarning`` s) are about the model's code, not the run, and are not shown; the
@@ -327,7 +325,7 @@ def finish(runtime: Runtime, works: Sequence[Work]) -> None:
         w.finished = True
 
 
-def prepare(runtime: Runtime, works: Sequence[Work], concurrent: bool = True) -> None:
+def prepare(runtime: StageContext, works: Sequence[Work], concurrent: bool = True) -> None:
     """Run every stage over ``works`` (in place): generate, then :func:`finish`, then wait for
     every test run (:func:`finish_tests`)."""
     generate_stage(runtime, works, concurrent)

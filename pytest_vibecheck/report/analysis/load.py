@@ -17,6 +17,7 @@ from typing import Any
 from pytest_vibecheck.errors import DataFileError, VibecheckError
 from pytest_vibecheck.report.aggregate import PROTOCOL_ORDER, Result, aggregate, results
 from pytest_vibecheck.report.analysis.correlate import ScoreTable, _parse_number
+from pytest_vibecheck.report.records import ReportItem, VibeReport
 
 __all__ = [
     "LoadedReport",
@@ -32,13 +33,13 @@ _ITEM_FIELDS = ("suite", "task_id", "model", "protocol")
 
 @dataclass(frozen=True)
 class LoadedReport:
-    """One report file: its ``path`` and parsed JSON ``data`` (a dict)."""
+    """One report file: its ``path`` and its checked ``data``."""
 
     path: str
-    data: dict[str, Any]
+    data: VibeReport
 
     @property
-    def items(self) -> list[dict[str, Any]]:
+    def items(self) -> list[ReportItem]:
         return list(self.data.get("items") or [])
 
 
@@ -76,7 +77,7 @@ def load_reports(paths: Iterable[str | Path]) -> list[LoadedReport]:
     return out
 
 
-def report_items(reports: Sequence[LoadedReport]) -> list[dict[str, Any]]:
+def report_items(reports: Sequence[LoadedReport]) -> list[ReportItem]:
     """The items of all reports, concatenated (duplicates are resolved by ``aggregate``)."""
     return [item for r in reports for item in r.items]
 

@@ -13,15 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_vibecheck.report.records import MessageRecord, ReportItem, TurnRecord
+
 if TYPE_CHECKING:
     from pytest_vibecheck.report.analysis.load import LoadedReport
+    from pytest_vibecheck.suites.problem import Problem
 
-__all__ = ["FillResult", "fill_replies", "load_for_viewing", "missing_replies"]
+__all__ = ["FillResult", "fill_for_viewing", "fill_replies", "missing_replies"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class FillResult:
         return text + "."
 
 
-def missing_replies(items: Iterable[MutableMapping[str, Any]]) -> int:
+def missing_replies(items: Iterable[ReportItem]) -> int:
     """Turns of ``items`` without a ``reply``."""
     return sum(1 for it in items for t in it.get("turns") or [] if "reply" not in t)
 
@@ -60,15 +63,15 @@ class _Problems:
 
     def __init__(self, suites: Iterable[str]) -> None:
         self.sources = [str(s) for s in suites]
-        self.loaded: dict[str, dict[str, Any] | None] = {}
+        self.loaded: dict[str, dict[str, Problem] | None] = {}
 
-    def get(self, suite: str, task_id: str) -> Any:
+    def get(self, suite: str, task_id: str) -> Problem | None:
         if suite not in self.loaded:
             self.loaded[suite] = self._load(suite)
         problems = self.loaded[suite]
         return problems.get(task_id) if problems is not None else None
 
-    def _load(self, suite: str) -> dict[str, Any] | None:
+    def _load(self, suite: str) -> dict[str, Problem] | None:
         from pytest_vibecheck.suites.store import load_suite
 
         for source in [suite, *self.sources]:
@@ -81,16 +84,21 @@ class _Problems:
         return None
 
 
-def _messages(item: Mapping[str, Any], turn: Mapping[str, Any], problem: Any, history: list[str]) -> list[dict[str, str]]:
+def _messages(
+    item: ReportItem, turn: TurnRecord, problem: Problem, history: list[str]
+) -> list[MessageRecord]:
     from pytest_vibecheck.generate import protocols
 
     protocol = str(item.get("protocol"))
     k = int(turn.get("k", 0)) if protocol == "multi" else int(item.get("k", 0))
-    return [dict(m) for m in protocols.protocol_messages(problem, protocol, k, history)]
+    return [
+        {"role": m["role"], "content": m["content"]}
+        for m in protocols.protocol_messages(problem, protocol, k, history)
+    ]
 
 
 def fill_replies(
-    items: Iterable[MutableMapping[str, Any]],
+    items: Iterable[ReportItem],
     cache: str | os.PathLike[str] | None,
     *,
     extract: str = "first",
@@ -133,7 +141,7 @@ def fill_replies(
     filled = mismatch = 0
     for it in todo:
         history: list[str] = []
-        previous: list[dict[str, str]] = []
+        previous: list[MessageRecord] = []
         for t in it.get("turns") or []:
             row = rows.get(str((t.get("generation") or {}).get("key")))
             reply = t.get("reply") if "reply" in t else (str(row["reply"]) if row is not None else None)
@@ -163,19 +171,13 @@ def fill_replies(
     return FillResult(missing, filled, mismatch)
 
 
-def load_for_viewing(
-    paths: Iterable[str | Path], cache: str | os.PathLike[str] | None = None
-) -> tuple[list[LoadedReport], list[str]]:
-    """Load and check the reports (:func:`~pytest_vibecheck.report.analysis.load.load_reports`)
-    and fill in the replies they lack (:func:`fill_replies`) from ``cache``, or else from the
-    generation cache each report's run used (``run.settings.cache``). Returns the reports and
-    notes for the reader (one line each).
-
-    Raises :class:`~pytest_vibecheck.report.json_report.ReportError` for a bad report.
-    """
-    from pytest_vibecheck.report.analysis.load import load_reports
-
-    reports = load_reports(paths)
+def fill_for_viewing(
+    reports: Sequence[LoadedReport], cache: str | os.PathLike[str] | None = None
+) -> list[str]:
+    """Fill in the replies the loaded ``reports``
+    (:func:`~pytest_vibecheck.report.analysis.load.load_reports`) lack (:func:`fill_replies`),
+    from ``cache``, or else from the generation cache each report's run used
+    (``run.settings.cache``). Returns notes for the reader (one line each)."""
     notes = []
     for r in reports:
         settings = (r.data.get("run") or {}).get("settings") or {}
@@ -187,4 +189,4 @@ def load_for_viewing(
         note = res.note(str(where) if where else None)
         if note:
             notes.append(f"{r.path}: {note}")
-    return reports, notes
+    return notes

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_vibecheck import __version__
 from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.report.records import ReportItem, TurnRecord
 
 if TYPE_CHECKING:
     from pytest_vibecheck.report.analysis.report import AnalysisReport
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STATUS_COLUMNS",
-    "basic_analysis",
     "item_fragment",
     "page_blob",
     "page_data",
@@ -71,17 +71,16 @@ def item_fragment(nodeid: str) -> str:
     return "#/item/" + quote(nodeid, safe="-_.!~*'()")
 
 
-def _turn_for(item: Mapping[str, Any], k: int, derived: bool) -> Mapping[str, Any] | None:
+def _turn_for(item: ReportItem, k: int, derived: bool) -> TurnRecord | None:
     turns = list(item.get("turns") or [])
     if not turns:
         return None
     if not derived:
-        last: Mapping[str, Any] = turns[-1]
-        return last
+        return turns[-1]
     return next((t for t in reversed(turns) if int(t.get("k", -1)) == k), None)
 
 
-def status_counts(items: Sequence[Mapping[str, Any]]) -> dict[GroupKey, Counter[str]]:
+def status_counts(items: Sequence[ReportItem]) -> dict[GroupKey, Counter[str]]:
     """Per (suite, model, protocol, k) group, how many results had each status: the tests
     status of the result's turn (``timeout``, ``tampered``, ... anything but passed/failed),
     ``no_code``, and for results left out of the metrics ``error`` and ``skipped`` plus their
@@ -102,7 +101,8 @@ def status_counts(items: Sequence[Mapping[str, Any]]) -> dict[GroupKey, Counter[
             c["no_code"] += 1
         item = by_id.get(r.nodeid)
         turn = _turn_for(item, r.k, r.derived) if item is not None else None
-        status = str(((turn or {}).get("tests") or {}).get("status") or "")
+        tests = turn.get("tests") if turn is not None else None
+        status = str(tests.get("status") or "") if tests else ""
         if status and status not in _PLAIN:
             c[status] += 1
         elif r.timeout:
@@ -128,7 +128,7 @@ def _table_json(t: Table) -> dict[str, Any]:
     }
 
 
-def _overview(table: Table, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _overview(table: Table, items: Sequence[ReportItem]) -> dict[str, Any]:
     """The analysis overview table with the status counts added after ``no_code``."""
     data = _table_json(table)
     keys = [c["key"] for c in data["columns"]]
@@ -175,8 +175,9 @@ class _Strings:
         return i
 
 
-def _turn(t: Mapping[str, Any], s: _Strings) -> dict[str, Any]:
-    out = dict(t)
+def _turn(t: TurnRecord, s: _Strings) -> dict[str, Any]:
+    """The turn as the page's JSON: long strings as indices of the string table."""
+    out: dict[str, Any] = dict(t)
     for key in ("reply", "code"):
         if key in out:
             out[key] = s(out[key])
@@ -191,18 +192,20 @@ def _turn(t: Mapping[str, Any], s: _Strings) -> dict[str, Any]:
     return out
 
 
-def _items(items: Iterable[Mapping[str, Any]], s: _Strings) -> list[dict[str, Any]]:
+def _items(items: Iterable[ReportItem], s: _Strings) -> list[dict[str, Any]]:
+    """The items as the page's JSON (see :func:`_turn`), without :data:`_DROPPED`."""
     out: list[dict[str, Any]] = []
     seen: Counter[str] = Counter()
     for raw in items:
-        it = {k: v for k, v in raw.items() if k not in _DROPPED}
+        it: dict[str, Any] = {k: v for k, v in raw.items() if k not in _DROPPED}
         nodeid = str(it.get("nodeid"))
         seen[nodeid] += 1
         if seen[nodeid] > 1:  # the same item in two reports: keep both, apart
             it["nodeid"] = f"{nodeid} (copy {seen[nodeid]})"
-        if it.get("turns"):
+        turns = raw.get("turns") or []
+        if turns:
             it.pop("failure", None)  # the turns hold the same text, structured
-        it["turns"] = [_turn(t, s) for t in it.get("turns") or []]
+        it["turns"] = [_turn(t, s) for t in turns]
         out.append(it)
     return out
 
@@ -210,7 +213,8 @@ def _items(items: Iterable[Mapping[str, Any]], s: _Strings) -> list[dict[str, An
 def page_data(rep: AnalysisReport) -> dict[str, Any]:
     """The page's JSON blob (see the module docstring) from an analysis report that holds the
     reports' items (:func:`~pytest_vibecheck.report.analysis.report.build_report` or
-    :func:`basic_analysis`). Raises :class:`VibecheckError` without an ``overview`` table."""
+    :func:`~pytest_vibecheck.report.analysis.report.basic_analysis`). Raises
+    :class:`VibecheckError` without an ``overview`` table."""
     from pytest_vibecheck.verify.instructions import all_instructions
 
     tables = {t.name: t for t in rep.tables}
@@ -302,32 +306,3 @@ def write_site(out_dir: str | Path, page: str) -> Path:
     except OSError as exc:
         raise VibecheckError(f"cannot write the viewer to {out}: {exc.strerror or exc}") from None
     return path
-
-
-def basic_analysis(items: Sequence[dict[str, Any]], sources: list[dict[str, Any]], title: str) -> AnalysisReport:
-    """An analysis report with only the overview table, from the items' aggregates (no
-    intervals): what the viewer shows when scipy (the ``analysis`` extra) is not installed."""
-    from pytest_vibecheck.report.aggregate import aggregate
-    from pytest_vibecheck.report.analysis.report import AnalysisReport
-    from pytest_vibecheck.report.analysis.tables import Column, Table
-
-    t = Table(
-        "overview",
-        "Overview by group",
-        [
-            Column("suite", "suite"), Column("model", "model"), Column("protocol", "protocol"),
-            Column("k", "k", "int"), Column("evaluated", "evaluated", "int"),
-            Column("errors", "errors", "int"), Column("skipped", "skipped", "int"),
-            Column("no_code", "no code", "int"), Column("pass_at_1", "pass@1", "pct"),
-            Column("fr", "FR_k", "pct"), Column("instruction_if", "instruction IF", "pct"),
-            Column("task_if", "task IF", "pct"),
-        ],
-        note="FR_k = (S0 - S_k) / S0, negative = improvement. No intervals: install "
-        "'pytest-vibecheck[analysis]' (scipy) for intervals and the analysis tables.",
-    )
-    for g in aggregate(list(items)):
-        t.rows.append([
-            g["suite"], g["model"], g["protocol"], g["k"], g["evaluated"], g["errors"],
-            g["skipped"], g["no_code"], g["pass_at_1"], g["fr"], g["instruction_if"], g["task_if"],
-        ])  # fmt: skip
-    return AnalysisReport(title, sources, [t], items=list(items))

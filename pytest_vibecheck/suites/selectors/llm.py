@@ -6,22 +6,18 @@ parameters. The reply is parsed and validated by :func:`~pytest_vibecheck.suites
 (ids not in the taxonomy dropped, invalid parameters reset to the default, conflicts
 re-checked), so a sloppy reply never produces an invalid task.
 
-The request goes through the model backends (:mod:`pytest_vibecheck.generate.backends`): the
-selector spec is a backend spec (``openai:gpt-4o`` builds the backend ``--vibe-model
-openai:gpt-4o`` would), so the key lookup (``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` from the
-environment, a placeholder on a custom ``*_BASE_URL`` server), the SDK's retries, the adaptive
-concurrency limit of :class:`~pytest_vibecheck.generate.generator.Generator` and the error
-classes (:class:`~pytest_vibecheck.generate.backends.base.BackendError`,
-:class:`~pytest_vibecheck.generate.backends.base.MissingKeyError` ...) are the generation
-layer's. A selector reports such a failure as :class:`SelectorError` with the backend's
-one-line message (the backend error is its ``__cause__``): the task fails, never "fewer
-instructions".
+The selector asks its model through a :class:`SelectorModel` it is given: the generation
+layer's :class:`pytest_vibecheck.generate.chat.ChatModel` on the model backend of the selector's
+spec (``openai:gpt-4o`` builds the backend ``--vibe-model openai:gpt-4o`` would; the built-ins
+build it, :mod:`pytest_vibecheck.compose.builtins`), so the key lookup, the SDK's retries, the
+adaptive concurrency limit and the error classes are the generation layer's. A selector reports
+such a failure as :class:`SelectorError` with the backend's one-line message (the backend error
+is its ``__cause__``): the task fails, never "fewer instructions".
 
 Replies are cached in SQLite (:class:`ReplyCache`, on :class:`~pytest_vibecheck._store.SQLiteStore`)
-under the generation cache's key of the request
-(:func:`pytest_vibecheck.generate.cache.cache_key`: backend identity, messages, sampling
-settings; never the API key), so a re-run costs nothing and needs neither a key nor an SDK.
-Only parseable replies are cached.
+under the model's key of the request (:meth:`SelectorModel.key`: the generation cache's key,
+backend identity, messages, sampling settings; never the API key), so a re-run costs nothing and
+needs neither a key nor an SDK. Only parseable replies are cached.
 """
 
 from __future__ import annotations
@@ -30,17 +26,12 @@ import hashlib
 import json
 import re
 import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_vibecheck._store import SQLiteStore
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.generate.backends.base import Backend, BackendSettings, GenerationRequest
-from pytest_vibecheck.generate.backends.registry import make_backend
-from pytest_vibecheck.generate.cache import cache_key
-from pytest_vibecheck.generate.generator import Generator
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.selectors.base import Judgement, SelectorError, TaskJudgements
 from pytest_vibecheck.verify.instructions import Instruction
@@ -171,17 +162,33 @@ def parse_reply(reply: str) -> dict[str, Any]:
     )
 
 
-class LLMSelector:
-    """The paper's LLM-judged selection through a model backend (see the module docstring).
+class SelectorModel(Protocol):
+    """The model an :class:`LLMSelector` asks (the generation layer's
+    :class:`~pytest_vibecheck.generate.chat.ChatModel`). ``name``: its backend spec."""
 
-    ``provider`` and ``model`` name the backend (``make_backend(f"{provider}:{model}",
-    settings)``; an unknown provider raises :class:`~pytest_vibecheck.errors.UnknownIdError`).
-    ``settings``: the backends' :class:`BackendSettings` (base URL, key variable, timeout,
-    retries; default: from the environment). ``temperature`` >= 0 (default 0, greedy as in the
-    paper; the backend decides whether the API takes one, e.g. current Anthropic models do
-    not); ``max_tokens`` > 0: output tokens of the reply. ``cache_path``: the reply cache
-    (default ``.vibecheck/selector-cache.sqlite``). ``calls`` / ``cache_hits`` count requests
-    sent and replies served from the cache.
+    name: str
+
+    def key(self, task_id: str, system: str, prompt: str) -> str:
+        """A cache key of the request (backend identity, messages, sampling; no secret).
+        Raises VibecheckError for invalid sampling settings."""
+        ...
+
+    def complete(self, task_id: str, system: str, prompt: str) -> str:
+        """The reply's text; VibecheckError for a missing key or SDK, or an API error."""
+        ...
+
+    def close(self) -> None:
+        """Release the model's client (idempotent)."""
+        ...
+
+
+class LLMSelector:
+    """The paper's LLM-judged selection through a model (see the module docstring).
+
+    ``provider`` and ``model`` name the backend (recorded in the cache and the provenance);
+    ``chat``: the :class:`SelectorModel` that asks it. ``cache_path``: the reply cache (default
+    ``.vibecheck/selector-cache.sqlite``). ``calls`` / ``cache_hits`` count requests sent and
+    replies served from the cache.
     """
 
     def __init__(
@@ -189,53 +196,33 @@ class LLMSelector:
         provider: str,
         model: str,
         *,
+        chat: SelectorModel,
         cache_path: str | Path | None = None,
-        settings: BackendSettings | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 4096,
     ) -> None:
-        self.backend: Backend = make_backend(f"{provider}:{model}", settings)
+        self.chat = chat
         self.provider = provider
         self.model = model
-        self.name = self.backend.spec
+        self.name = chat.name
         self.version = PROMPT_VERSION
-        self.temperature = temperature
-        self.max_tokens = max_tokens
         self.cache = ReplyCache(cache_path if cache_path is not None else DEFAULT_CACHE)
-        self._generator: Generator | None = None
-        self._lock = threading.Lock()
         self.calls = 0
         self.cache_hits = 0
 
-    def request(self, problem: Problem, prompt: str) -> GenerationRequest:
-        """The backend request of one task (system prompt, then the selection prompt).
+    def key(self, problem: Problem, prompt: str) -> str:
+        """The cache key of one task's request (system prompt, then the selection prompt).
 
-        Raises :class:`SelectorError` for an invalid ``temperature`` or ``max_tokens``."""
+        Raises :class:`SelectorError` for invalid sampling settings of the model."""
         try:
-            return GenerationRequest(
-                ({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}),
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                task_id=problem.task_id,
-                label="selector",
-            )
+            return self.chat.key(problem.task_id, SYSTEM_PROMPT, prompt)
         except VibecheckError as exc:
             raise SelectorError(f"{self.name}: {exc}") from None
 
-    def _generator_for_calls(self) -> Generator:
-        """The generator (built on the first cache miss: its preflight checks the key and the
-        SDK, which a run answered from the cache needs neither of)."""
-        with self._lock:
-            if self._generator is None:
-                self._generator = Generator(self.backend, cache=None, mode="off")
-            return self._generator
-
-    def complete(self, request: GenerationRequest) -> str:
+    def complete(self, problem: Problem, prompt: str) -> str:
         """One model call. A missing key or SDK, an API error after the SDK's retries or a
         rate limit raises :class:`SelectorError` with the backend's message (an
         infrastructure failure; the backend's error is the ``__cause__``)."""
         try:
-            return self._generator_for_calls().generate(request).text
+            return self.chat.complete(problem.task_id, SYSTEM_PROMPT, prompt)
         except VibecheckError as exc:
             raise SelectorError(str(exc)) from exc
 
@@ -243,14 +230,14 @@ class LLMSelector:
 
     def judge_task(self, problem: Problem, order: Sequence[Instruction], k: int) -> TaskJudgements:
         """Ask the model (or the cache) and turn the reply into judgements."""
-        request = self.request(problem, build_prompt(problem, order, k))
-        key = cache_key(self.backend.cache_identity(), request)
+        prompt = build_prompt(problem, order, k)
+        key = self.key(problem, prompt)
         reply = self.cache.get(key)
         if reply is not None:
             self.cache_hits += 1
             parsed = parse_reply(reply)
         else:
-            reply = self.complete(request)
+            reply = self.complete(problem, prompt)
             self.calls += 1
             parsed = parse_reply(reply)  # raises before caching an unparseable reply
             self.cache.put(key, self.provider, self.model, reply)
@@ -266,8 +253,8 @@ class LLMSelector:
         )
 
     def close(self) -> None:
-        """Close the backend's client and the cache connection (idempotent)."""
-        self.backend.close()
+        """Close the model's client and the cache connection (idempotent)."""
+        self.chat.close()
         self.cache.close()
 
 
