@@ -274,3 +274,25 @@ def test_a_library_changing_its_own_functions_while_it_loads_is_not_tampering(
     module = importlib.import_module("vibe_loading_pkg")
     assert module.WHILE_LOADING is True
     assert audit._importing(module.f) is False  # loaded: a change now is the candidate's
+
+
+#: BigCodeBench/833's test_case_6: a returned generator the tests never consume.
+UNCONSUMED_TEST = """
+import unittest
+class TestCases(unittest.TestCase):
+    def test_kind(self):
+        square, numbers = task_func(2)
+        self.assertEqual(square, 4)
+        self.assertIsInstance(numbers, type((x for x in range(1))))
+"""
+
+
+def test_a_returned_generator_the_tests_drop_unfinished_is_honest() -> None:
+    """CPython 3.11 closes a dropped generator by running its frame (to throw
+    ``GeneratorExit``); on the test thread that frame was the candidate's code, so the
+    reference solution of BigCodeBench/833 was ``tampered``. The harness keeps the
+    candidate's generators alive until the process ends."""
+    code = ("def task_func(x):\n    counts = {1: 2, 3: 4}\n"
+            "    return x * x, ((k, v) for k, v in counts.items())\n")
+    (res,) = run_many([(code, bcb_problem(UNCONSUMED_TEST))], SETTINGS, None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")

@@ -94,6 +94,11 @@ class Calls:
         self.timed_out = False
         self.threads_at_start = 0
         self.count = 0
+        #: the candidate's generators handed to the tests through :func:`remote_iterator`,
+        #: kept alive until the process ends (``os._exit``: nothing is finalized), so that one
+        #: the tests drop unfinished is never closed on a test thread, which would run its
+        #: frame there
+        self.kept: list[Any] = []
         self.tracer: Any = None
 
     def run(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -232,6 +237,7 @@ def remote_iterator(calls: Calls, it: Any) -> Any:
     gen: Any = _FunctionType(_REMOTE_CODE, scope, "remote")
     gen.__kwdefaults__ = None
     gen.__defaults__ = (calls,)
+    calls.kept.append(it)
     return gen(it)
 
 
