@@ -26,7 +26,7 @@ The text below is the section for ``docs/sandbox.md`` ("Verdict integrity"), in 
 ### Static screen of the candidate's source
 
 Before a `bigcodebench-unittest` candidate runs, the evaluator parses its source (never runs
-it, `execute/screen.py`) and flags each use of a reflective construct that reaches the grader.
+it, `screen.py`) and flags each use of a reflective construct that reaches the grader.
 Each finding is a `tampered` reason: `line 3, column 9: reads the caller's frame
 (sys._getframe) [frame-getframe]`. Names are resolved through the code's imports, aliases
 (`s = sys`, `from sys import _getframe as g`, `__import__('sys')`, `sys.modules['sys']`) and
@@ -165,6 +165,8 @@ _RULE_LIST: tuple[Rule, ...] = (
     Rule("getattr-dynamic", "looks up an attribute whose name is built at run time ({name})", active=False),
     Rule("finalizer", "runs code when an object is collected or at exit ({name})", active=False),
     Rule("builtin-shadow", "defines the builtin name {name} at module level", active=False),
+    # not a tampering route: what the verifiers' hidden-code rule adds (verify/substance.py)
+    Rule("exec-any", "runs code held in a string ({name})", active=False),
 )
 
 #: Every rule, by id.
@@ -1093,6 +1095,8 @@ class _Screener:
         )
         if source is None:
             return
+        if "exec-any" in self.wanted and not self._from_stdin(source, scope, 0):
+            self.report(node, "exec-any", name)
         text = self.fold(source, scope)
         if text is not None:
             self.consumed.add(id(source))
@@ -1119,6 +1123,7 @@ class _Screener:
         text = self.fold(arg, scope)
         if text is not None:
             self.consumed.add(id(arg))
+            self.report(node, "exec-any", func)
             self._screen_literal(node, text, func)
         elif isinstance(arg, (ast.JoinedStr, ast.BinOp)) or (
             isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute)
