@@ -35,6 +35,7 @@ emitted as a :class:`~pytest_vibecheck.errors.ParameterWarning` and kept in
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ from pytest_vibecheck.verify.ruff_engine import (
     RuffOutcome,
     RuffRun,
     default_engine,
+    selector_covers,
 )
 from pytest_vibecheck.verify.substance import hidden_code
 from pytest_vibecheck.verify.verdict import Verdict, Violation
@@ -272,12 +274,27 @@ def _plan(items: Sequence[VerifyItem], reg: InstructionRegistry) -> list[list[_P
                     if no_code is None:
                         hidden = hidden_code(code_text)
                 text = code_text
+            if check is not None and "__all__" in text and _judges_public(check):
+                text = _DUNDER_ALL.sub("_x_all_", text)
             planned = _Planned(inst, params, changes, text, check, no_code=no_code)
             if inst.verifier.target != "reply":
                 planned.hidden = hidden
             row.append(planned)
         plans.append(row)
     return plans
+
+
+#: ``__all__`` as a name; replaced by a name of the same length (columns keep their place).
+_DUNDER_ALL = re.compile(r"\b__all__\b")
+#: The pydocstyle rules whose subject is a public name (Ruff takes ``__all__`` to say which).
+_PUBLIC_DOC_RULES = ("D100", "D101", "D102", "D103", "D104", "D105", "D106", "D107")
+
+
+def _judges_public(check: RuffCheck) -> bool:
+    """True if ``check`` selects a docstring rule of public names: for it, ``__all__`` does not
+    make a module's names private (docs/verifiers.md, "Replies a reviewer would not sign":
+    ``__all__ = []`` would otherwise hide every undocumented function from doc_3)."""
+    return any(selector_covers(sel, code) for sel in check.rules for code in _PUBLIC_DOC_RULES)
 
 
 def _jobs(plans: list[list[_Planned]]) -> list[RuffJob]:
