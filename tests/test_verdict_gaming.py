@@ -113,6 +113,15 @@ HIDDEN: list[tuple[str, str]] = [
     ("exec of bytes.fromhex", f"exec(bytes.fromhex('{BODY.encode().hex()}'))\n"),
     ("marshal.loads", "import marshal\n\nf = marshal.loads(b'c\\x00')\n"),
     ("timeit of a statement", "import timeit\n\ntimeit.timeit('import os', number=1)\n\n\ndef f(x):\n    return x\n"),
+    ("eval through __builtins__.__dict__", "f = __builtins__.__dict__['eval']('lambda x: x')\n"),
+    ("exec through globals()['__builtins__']", f"globals()['__builtins__']['exec']({BODY!r})\n"),
+    ("exec through importlib", f"import importlib\n\nimportlib.import_module('builtins').exec({BODY!r})\n"),
+    ("a function built from another's code object",
+     "def g(x):\n    return x\n\n\nf = type(g)(g.__code__, {})\n"),
+    ("python -c in a child process",
+     f"import subprocess\nimport sys\n\n\ndef f(x):\n    return subprocess.run([sys.executable, '-c', {BODY!r}]).returncode\n"),
+    ("os.system of python3 -c", "import os\n\n\ndef f(x):\n    return os.system('python3 -c \"print(1)\"')\n"),
+    ("exec of its own source file", "exec(open(__file__).read().split('#' + 'CODE')[1])\n"),
 ]
 
 
@@ -132,6 +141,8 @@ HONEST_DYNAMIC = [
     "import sys\n\nvals = [eval(line) for line in sys.stdin]\n",
     "def f(model):\n    model.eval()\n    return model\n",
     "import ast\n\nvalue = ast.literal_eval('[1, 2]')\n",
+    "import subprocess\n\nout = subprocess.run(['ls', '-c'], check=False)\n",
+    "import sys\n\nprint(sys.executable)\n",
 ]
 
 
@@ -167,6 +178,10 @@ EMPTY = [
     ("a docstring that says return", '"""This function will return the answer, while it waits."""\n'),
     ("a docstring with an escaped quote", '"""a \\""" b\nreturn x\n"""\n'),
     ("a constant", "42\n"),
+    ("a main guard that does nothing", 'import sys\n\nif __name__ == "__main__":\n    pass\n'),
+    ("a try of nothing", "try:\n    import numpy\nexcept ImportError:\n    pass\n"),
+    ("annotations only", "x: int\ny: str\n"),
+    ("a stub with a lambda default", "def f(x, key=lambda v: v):\n    pass\n"),
 ]
 
 
@@ -181,7 +196,7 @@ def test_an_answer_with_nothing_to_run_has_no_code(
 
 @pytest.mark.parametrize("code", [
     "def f():\n    return 1\n", "x = 1\n", "print('hi')\n", "@cache\ndef f():\n    pass\n",
-    "def f():\n    x = 1\n", "if __name__ == '__main__':\n    pass\n", 'f"{1}"\n',
+    "def f():\n    x = 1\n", "if __name__ == '__main__':\n    main()\n", 'f"{1}"\n',
 ])
 def test_code_that_does_something_has_code(code: str) -> None:
     assert not nothing_to_run(code)
@@ -210,6 +225,10 @@ DECOYS = [
     ("a conditional expression on a constant", "import os\n\nx = os if False else None\n", "os"),
     ("False and ...", "import sys\n\nok = False and sys.argv\n", "sys"),
     ("listed in __all__", 'import os\n\n__all__ = ["os"]\n', "os"),
+    ("a constant comparison", "import os\n\nif 1 > 2:\n    os.getcwd()\n", "os"),
+    ("a lambda assigned to _", "import os\n\n_ = lambda: os.getcwd()\n", "os"),
+    ("assert of the name", "import os\n\nassert os\n", "os"),
+    ("a private helper nothing calls", "import os\n\n\ndef _unused():\n    return os.getcwd()\n", "os"),
 ]
 
 
@@ -221,8 +240,9 @@ def test_a_decoy_use_does_not_use_an_import(
 
 
 def test_real_uses_of_imports_are_uses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = ("from typing import TYPE_CHECKING\n\nimport os\n\nif TYPE_CHECKING:\n    from pathlib import Path\n\n\n"
-            "def f(p: Path) -> str:\n    if True:\n        return os.fspath(p)\n    return ''\n")
+    code = ("from typing import TYPE_CHECKING\n\nimport os\nimport sys\n\nif TYPE_CHECKING:\n    from pathlib import Path\n\n\n"
+            "def _helper() -> list[str]:\n    return sys.argv\n\n\n"
+            "def f(p: Path) -> str:\n    if True:\n        return os.fspath(p) + str(_helper())\n    return ''\n")
     assert verify_reply(tmp_path, capsys, fenced(code), "logic_1") == {"logic_1": []}
 
 
@@ -240,6 +260,10 @@ def test_prose_in_a_string_is_prose_for_doc_4(tmp_path: Path, capsys: pytest.Cap
     assert verify_reply(tmp_path, capsys, prose, "doc_4") == {"doc_4": ["prose-string", "prose-string"]}
     honest = '"""Doubling."""\n\n\ndef f(x):\n    """Double x."""\n    return x * 2\n'
     assert verify_reply(tmp_path, capsys, honest, "doc_4") == {"doc_4": []}
+    note = 'NOTE = "Sure! Here is the code you asked for."\n\n\ndef f(x):\n    return x * 2\n'
+    assert verify_reply(tmp_path, capsys, note, "doc_4") == {"doc_4": ["prose-string"]}
+    used = 'MESSAGE = "Enter a number, please."\n\n\ndef f():\n    return input(MESSAGE)\n'
+    assert verify_reply(tmp_path, capsys, used, "doc_4") == {"doc_4": []}
 
 
 @pytest.mark.parametrize(("block", "ok"), [

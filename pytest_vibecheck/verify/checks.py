@@ -40,10 +40,12 @@ import bisect
 import contextlib
 import io
 import json
+import operator
 import re
 import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
+from typing import Any
 
 from pytest_vibecheck.verify.extract import known_to_parse, parse_shared
 from pytest_vibecheck.verify.verdict import Violation
@@ -153,26 +155,45 @@ def pure_code_reply(reply: str) -> list[Violation]:
     return _prose_strings(stripped, offset)
 
 
-#: A line that starts with a string literal (after its indentation).
-_STRING_LINE = re.compile(r"^[ \t]*[rRbBuU]{0,2}['\"]", re.MULTILINE)
+#: A line that starts with a string literal (after its indentation), or with ``NAME = "``.
+_STRING_LINE = re.compile(r"^[ \t]*(?:[A-Za-z_]\w*[ \t]*=[ \t]*)?[rRbBuU]{0,2}['\"]", re.MULTILINE)
 
 
 def _prose_strings(code: str, offset: int) -> list[Violation]:
     """doc_4's rule the paper did not have (docs/verifiers.md, "Replies a reviewer would not
     sign"): a string literal alone as a statement that is not a docstring (not the first
-    statement of the module, a class or a function) does nothing; it is prose kept in a
+    statement of the module, a class or a function) does nothing, and so does a sentence (four
+    words or more) assigned at module level to a name that nothing reads: prose kept in a
     string. One ``prose-string`` violation each. ``code`` parses."""
     if _STRING_LINE.search(code) is None:
         return []
     tree = parse_shared(code if code.endswith("\n") else code + "\n")
     docstrings = {id(n) for n in _docstring_nodes(tree)}
-    return [
+    out = [
         Violation("prose-string", node.lineno + offset, node.col_offset + 1,
                   "a string literal alone as a statement, not a docstring: prose kept in a string")
         for node in _statements(tree)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         and isinstance(node.value.value, str) and id(node) not in docstrings
     ]
+    loaded: set[str] | None = None
+    for node in tree.body:  # ``NOTE = "Sure! Here is ..."`` that nothing reads
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            and len(node.value.value.split()) >= _PROSE_WORDS
+        ):
+            if loaded is None:
+                loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            if node.targets[0].id not in loaded:
+                out.append(Violation("prose-string", node.lineno + offset, node.col_offset + 1,
+                                     f"a sentence assigned to `{node.targets[0].id}`, which nothing reads: "
+                                     "prose kept in a string"))
+    return sorted(out, key=Violation.sort_key)
+
+
+#: Words from which an unread module-level string is taken for prose.
+_PROSE_WORDS = 4
 
 
 # ----------------------------------------------------------------------------- doc_5
@@ -488,7 +509,22 @@ def _constant_truth(node: ast.expr) -> bool | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = _constant_truth(node.operand)
         return None if inner is None else not inner
+    if (  # ``1 > 2``, ``"a" == "b"``: one comparison of two numbers or two strings
+        isinstance(node, ast.Compare) and len(node.ops) == 1
+        and isinstance(node.left, ast.Constant) and isinstance(node.comparators[0], ast.Constant)
+    ):
+        a, b = node.left.value, node.comparators[0].value
+        same = (isinstance(a, (int, float)) and isinstance(b, (int, float))) or (isinstance(a, str) and isinstance(b, str))
+        compare = _COMPARE.get(type(node.ops[0]))
+        if same and compare is not None:
+            return bool(compare(a, b))
     return None
+
+
+_COMPARE: Mapping[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+    ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
 
 
 def _bare(node: ast.expr) -> bool:
@@ -519,17 +555,22 @@ def _decoy_parts(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
         return [], [node.value]  # ``os`` alone on a line
     elif (
         isinstance(node, ast.Assign) and len(node.targets) == 1
-        and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "_" and _bare(node.value)
+        and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "_"
+        and (_bare(node.value) or isinstance(node.value, ast.Lambda))
     ):
-        return [], [node.value]  # ``_ = os``
+        return [], [node.value]  # ``_ = os``, ``_ = lambda: os``
+    elif isinstance(node, ast.Assert) and _bare(node.test):
+        return [] if node.msg is None else [node.msg], [node.test]  # ``assert os``
     return list(ast.iter_child_nodes(node)), []
 
 
 def decoy_uses(code: str) -> list[Violation]:
     """logic_1 (beside Ruff's F rules): an import whose every use is a decoy, which Ruff's F401
-    counts as a use: a name used only in code that never runs (``if False:``, ``while 0:``,
-    ``x if False else y``, ``False and x``), alone as a statement (``os``), or assigned to
-    ``_`` (``_ = os``), or listed in ``__all__`` (a solution exports nothing). One ``F401``
+    counts as a use: a name used only in code that never runs (``if False:``, ``if 1 > 2:``,
+    ``while 0:``, ``x if False else y``, ``False and x``, a private module-level function that
+    nothing names), alone as a statement (``os``, ``assert os``), or assigned to ``_``
+    (``_ = os``, ``_ = lambda: os``), or listed in ``__all__`` (a solution exports nothing). One
+    ``F401``
     violation per such import, at the imported name as Ruff reports it; ``[]`` for code that
     does not parse (Ruff reports the syntax error). A rule the paper did not have
     (docs/verifiers.md, "Replies a reviewer would not sign")."""
@@ -551,7 +592,13 @@ def decoy_uses(code: str) -> list[Violation]:
         return []
     live: set[str] = set()
     decoy: set[str] = set()
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    # a private module-level function that nothing names never runs
+    stack: list[tuple[ast.AST, bool]] = [
+        (node, isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list
+         and node.name.startswith("_") and not node.name.startswith("__") and node.name not in loaded)
+        for node in tree.body
+    ]
     while stack:
         node, dead = stack.pop()
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):

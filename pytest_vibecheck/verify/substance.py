@@ -4,7 +4,8 @@ Two judgments that no single instruction's verifier makes, and that every verdic
 (docs/verifiers.md, "Replies a reviewer would not sign"; issue 23):
 
 * **Nothing to run** (:func:`nothing_to_run`): a module whose every statement is an import, a
-  docstring or another constant, ``pass`` or ``...``, or a stub (a ``def`` or ``class``
+  docstring or another constant, ``pass`` or ``...``, an annotation without a value,
+  ``global``, an ``if`` or ``try`` of only such statements, or a stub (a ``def`` or ``class``
   without decorators whose body is only such statements or ``raise NotImplementedError``).
   A reply whose code is that has no code (:data:`~pytest_vibecheck.verify.nocode.NO_CODE_RULE`):
   it follows no instruction and its tests are not run.
@@ -12,7 +13,9 @@ Two judgments that no single instruction's verifier makes, and that every verdic
   ``eval`` or ``compile`` of anything but text read from standard input (``eval(input())``),
   ``types.FunctionType`` / ``LambdaType`` / ``CodeType``, ``marshal.loads``, ``timeit`` of a
   string, the ``code`` and ``codeop`` interpreters, ``pickle.loads`` of bytes written in the
-  source, and these reached through aliases, ``getattr`` with a name the screen can evaluate
+  source, reading or replacing a code object (``__code__``, ``co_code``), reaching
+  ``__builtins__``, Python run on a string in a child process (``[sys.executable, "-c", SRC]``),
+  and these reached through aliases, ``getattr`` with a name the screen can evaluate
   (``"ex" + "ec"``), ``builtins``, ``__import__`` (the shared static screen,
   :mod:`pytest_vibecheck.screen`, rules :data:`HIDDEN_RULES`). The code under review is then
   not the code that runs, so it violates every code-level instruction, with one
@@ -42,7 +45,18 @@ HIDDEN_CODE_RULE = "hidden-code"
 
 #: The rules of :mod:`pytest_vibecheck.screen` that mean "the code that runs is not the code
 #: under review".
-HIDDEN_RULES = frozenset({"exec-any", "exec-dynamic", "function-build", "unpickle-literal"})
+HIDDEN_RULES = frozenset({
+    "exec-any", "exec-dynamic", "function-build", "function-code", "unpickle-literal", "builtins-reach",
+    "string-name",  # only where the name is __builtins__ or __import__ (_HIDDEN_NAMES)
+})
+#: ``string-name`` findings kept: a string naming one of these reaches code built at run time.
+_HIDDEN_NAMES = ("names __builtins__ ", "names __import__ ")
+#: Python run on code given in a string, in a child process (``[sys.executable, "-c", SRC]``,
+#: ``os.system("python3 -c '...'")``).
+_CHILD_PYTHON = re.compile(
+    r"""(?:\bsys\.executable|["'](?:[\w./-]*/)?python[0-9.]*["'])\s*,\s*["']-c["']"""
+    r"""|["'](?:[\w./-]*/)?python[0-9.]*\s+-c\s"""
+)
 
 #: Code without any of these cannot reach a construct of :data:`HIDDEN_RULES` (the screen
 #: resolves names through imports, ``getattr``, ``builtins``, ``__import__``,
@@ -50,6 +64,7 @@ HIDDEN_RULES = frozenset({"exec-any", "exec-dynamic", "function-build", "unpickl
 _HIDDEN_HINT = re.compile(
     r"(?<![.\w])(?:exec|eval|compile)\b|builtins|getattr|__import__|importlib|modules|__dict__"
     r"|\bvars\b|FunctionType|LambdaType|CodeType|marshal|timeit|loads|\bcodeop\b|\bcode\b"
+    r"|__code__|func_code|\bco_[a-z]+"
 )
 
 #: String literals (any prefix but ``f``/``t``, which :func:`_could_be_empty` parses) and
@@ -64,7 +79,7 @@ _FORMATTED = re.compile(r"(?i)(?<![\w])[rb]?[ft][rb]?['\"]")
 #: Keywords that only a statement has, and augmented assignments: none is in a module with
 #: nothing to run, and one of them is in almost every real solution (``return``).
 _STATEMENT = re.compile(
-    r"\b(?:return|while|with|try|except|finally|del|global|nonlocal|assert|break|continue|elif)\b"
+    r"\b(?:return|while|with|del|assert|break|continue)\b"
     r"|(?:\+|-|\*\*?|//?|%|&|\||\^|>>|<<|@)="
 )
 
@@ -85,8 +100,16 @@ def _not_implemented(stmt: ast.stmt) -> bool:
 
 
 def _inert(stmt: ast.stmt, in_body: bool) -> bool:
-    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass, ast.Global, ast.Nonlocal)):
         return True
+    if isinstance(stmt, ast.AnnAssign):
+        return stmt.value is None  # ``x: int`` binds nothing
+    if isinstance(stmt, ast.If):  # ``if __name__ == "__main__": pass``
+        return all(_inert(s, in_body) for s in (*stmt.body, *stmt.orelse))
+    if isinstance(stmt, ast.Try):
+        return all(_inert(s, in_body) for s in (*stmt.body, *stmt.orelse, *stmt.finalbody)) and all(
+            _inert(s, in_body) for h in stmt.handlers for s in h.body
+        )
     if isinstance(stmt, ast.Expr):
         return isinstance(stmt.value, ast.Constant)
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -120,14 +143,22 @@ def hidden_code(code: str) -> tuple[Violation, ...]:
     """The :data:`HIDDEN_CODE_RULE` violations of ``code``: one per construct that runs code
     built at run time (see the module docstring), at the construct (1-based line and column
     in characters); ``()`` for code without one and for code that does not parse."""
-    if _HIDDEN_HINT.search(code) is None:
-        return ()
-    found = screen(code, rules=HIDDEN_RULES)
+    found: list[tuple[int, int, str]] = []
+    if _HIDDEN_HINT.search(code) is not None:
+        found.extend(
+            (f.line, f.column, f.reason) for f in screen(code, rules=HIDDEN_RULES)
+            if f.rule != "string-name" or f.reason.startswith(_HIDDEN_NAMES)
+        )
+    if "-c" in code:
+        for m in _CHILD_PYTHON.finditer(code):
+            line = code.count("\n", 0, m.start()) + 1
+            found.append((line, m.start() - code.rfind("\n", 0, m.start()),
+                          "runs Python on code given in a string, in a child process (python -c)"))
     return tuple(
         Violation(
-            HIDDEN_CODE_RULE, f.line, f.column,
-            f"{f.reason}: the code that runs is not the code under review, so no code-level "
+            HIDDEN_CODE_RULE, line, column,
+            f"{reason}: the code that runs is not the code under review, so no code-level "
             "instruction is followed",
         )
-        for f in found
+        for line, column, reason in sorted(set(found))
     )
