@@ -369,3 +369,15 @@ def test_gate_allows_suppressions_with_a_reason_when_the_team_says_so(
     assert "mod.py:5:80: E501" in out and "mod.py:5:101: suppression `# noqa: E501` hides E501 from style_3; it gives no reason" in out
     assert "mod.py:6:" not in out  # the reasoned suppression excuses its line
     assert "mod.py:7:12: suppression `# noqa` hides every rule from style_3; it gives no reason" in out
+
+
+@pytest.mark.parametrize(("label", "code"), EMPTY[:5], ids=[e[0] for e in EMPTY[:5]])
+def test_the_plugin_counts_an_answer_with_nothing_to_run_as_no_code(label: str, code: str) -> None:
+    """The plugin's runner asks ``has_no_code`` of each reply's extraction before it runs tests
+    or verifiers (a no-code item fails every instruction)."""
+    from pytest_vibecheck.plugin.run.record import has_no_code, no_code_reason
+    from pytest_vibecheck.verify.extract import extract_code
+
+    extraction = extract_code(fenced(code))
+    assert has_no_code(extraction) and no_code_reason(extraction) == "empty"
+    assert not has_no_code(extract_code(fenced("def f():\n    return 1\n")))
