@@ -264,6 +264,10 @@ def test_prose_in_a_string_is_prose_for_doc_4(tmp_path: Path, capsys: pytest.Cap
     assert verify_reply(tmp_path, capsys, note, "doc_4") == {"doc_4": ["prose-string"]}
     used = 'MESSAGE = "Enter a number, please."\n\n\ndef f():\n    return input(MESSAGE)\n'
     assert verify_reply(tmp_path, capsys, used, "doc_4") == {"doc_4": []}
+    in_if = 'def f(x):\n    """Double x."""\n    if x:\n        """Sure, this doubles it."""\n    return x * 2\n'
+    assert verify_reply(tmp_path, capsys, in_if, "doc_4") == {"doc_4": ["prose-string"]}
+    after_docstring = 'def f(x):\n    """Double x.\n\n    More.\n    """\n    """And here is my chat."""\n    return x\n'
+    assert verify_reply(tmp_path, capsys, after_docstring, "doc_4") == {"doc_4": ["prose-string"]}
 
 
 @pytest.mark.parametrize(("block", "ok"), [

@@ -165,7 +165,7 @@ def _prose_strings(code: str, offset: int) -> list[Violation]:
     statement of the module, a class or a function) does nothing, and so does a sentence (four
     words or more) assigned at module level to a name that nothing reads: prose kept in a
     string. One ``prose-string`` violation each. ``code`` parses."""
-    if _STRING_LINE.search(code) is None:
+    if _STRING_LINE.search(code) is None or not _may_hold_prose(code):
         return []
     tree = parse_shared(code if code.endswith("\n") else code + "\n")
     docstrings = {id(n) for n in _docstring_nodes(tree)}
@@ -190,6 +190,34 @@ def _prose_strings(code: str, offset: int) -> list[Violation]:
                                      f"a sentence assigned to `{node.targets[0].id}`, which nothing reads: "
                                      "prose kept in a string"))
     return sorted(out, key=Violation.sort_key)
+
+
+#: A line that opens a body whose first string is a docstring: a ``def`` or ``class`` header,
+#: or the end of one that spans lines (``) -> int:``).
+_HEADER = re.compile(r"(?:(?:async\s+)?def|class)\b|\)")
+_TRIPLE = re.compile(r"\"\"\"|\'\'\'")
+
+
+def _may_hold_prose(code: str) -> bool:
+    """False when no string can be a prose statement: every line that starts with a string is
+    the module's first code line, follows a ``def``/``class`` header, or is inside a
+    triple-quoted string; True when only a parse can tell. (A ``NAME = "..."`` line at the
+    margin is always a candidate.)"""
+    prev: str | None = None
+    inside = False
+    for line in code.split("\n"):
+        stripped = line.strip()
+        if not stripped or (stripped[0] == "#" and not inside):
+            continue
+        if not inside and _STRING_LINE.match(line):
+            assigned = line[:1].isalpha()  # NAME = "..." at the margin
+            docstring = prev is None or (prev.endswith(":") and _HEADER.match(prev) is not None)
+            if assigned or not docstring:
+                return True
+        if len(_TRIPLE.findall(line)) % 2:
+            inside = not inside
+        prev = stripped
+    return False
 
 
 #: Words from which an unread module-level string is taken for prose.
