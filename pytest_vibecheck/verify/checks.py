@@ -599,16 +599,17 @@ def _decoy_parts(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
 _DECOY_HINT = re.compile(
     r"\b(?:if|elif|while)\b[\s(]*(?:not\b[\s(]*)*(?:False|True|None|[0-9.]|[bruBRU]?['\"])"
     r"|\b(?:False|True|None|0|1)\s*\)*\s*(?:and|or)\b"
-    r"|^[ \t]*_[ \t]*=|\bassert[\s(]+[A-Za-z_][\w.]*[\s)]*(?:,|$|#)|__all__|\bdef\s+_"
-    r"|^[ \t]*\(*[A-Za-z_][\w.]*[\s),]*(?:#.*)?$",
-    re.MULTILINE,
+    r"|(?:^|\n)[ \t]*_[ \t]*=|\bassert\b|__all__|\bdef\s+_"
 )
 _KEYWORD_LINES = frozenset({"pass", "break", "continue", "return", "else", "try", "finally", "raise", "yield"})
 
 
 def _may_have_decoys(code: str) -> bool:
-    for m in _DECOY_HINT.finditer(code):
-        if m.group(0).strip().rstrip(",#").strip() not in _KEYWORD_LINES:
+    if _DECOY_HINT.search(code) is not None:
+        return True
+    for line in code.split("\n"):  # a line that is only a name (``os``, ``(os.path)``)
+        word = line.split("#", 1)[0].strip().strip("()").strip()
+        if word and word.replace(".", "_").isidentifier() and word not in _KEYWORD_LINES:
             return True
     return False
 
