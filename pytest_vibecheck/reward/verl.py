@@ -77,7 +77,25 @@ VERL_KEYWORDS = frozenset({"reward_router_address", "reward_model_tokenizer",
 
 
 def _split_options(options: Mapping[str, Any]) -> tuple[RewardConfig, float | None]:
-    """The reward config and the infrastructure score (None: raise) of ``reward_kwargs``."""
+    """The reward config and the infrastructure score (None: raise) of ``reward_kwargs``
+    (remembered per distinct options: a per-sample call need not build its config again)."""
+    try:
+        key = tuple(sorted(options.items()))
+        hash(key)
+    except TypeError:  # an unhashable option value: no memo
+        return _parse_options(options)
+    found = _options_memo.get(key)
+    if found is None:
+        found = _parse_options(options)
+        if len(_options_memo) < 256:
+            _options_memo[key] = found
+    return found
+
+
+_options_memo: dict[tuple[tuple[str, Any], ...], tuple[RewardConfig, float | None]] = {}
+
+
+def _parse_options(options: Mapping[str, Any]) -> tuple[RewardConfig, float | None]:
     opts = {k: v for k, v in options.items() if k not in VERL_KEYWORDS}
     infra = opts.pop("infra_score", INFRA_SCORE)
     if infra == "raise":
