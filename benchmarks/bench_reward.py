@@ -56,7 +56,7 @@ from pytest_vibecheck.execute.pool import default_workers
 from pytest_vibecheck.execute.tests import ExecSettings
 from pytest_vibecheck.reward import RewardConfig, RewardScorer
 from pytest_vibecheck.reward.batcher import batcher_for
-from pytest_vibecheck.reward.verl import compute_score, compute_score_async
+from pytest_vibecheck.reward.verl import VerlScore, compute_score, compute_score_async
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.store import load_suite
 from pytest_vibecheck.verify.api import VerifyItem, verify_batch
@@ -68,12 +68,12 @@ def per_sample(completions: list[str], refs: list[str], repeat: int, threads: in
     """(awaited, threaded) rewards/s through verl's per-sample adapter, IF only; the median of
     ``repeat`` runs each, after a warm-up."""
 
-    async def awaited(n: int) -> list[dict[str, object]]:
+    async def awaited(n: int) -> list[VerlScore]:
         return list(await asyncio.gather(*(
             compute_score_async("vibecheck/bigvibebench", c, r, {"index": i}, functional=False)
             for i, (c, r) in enumerate(zip(completions[:n], refs[:n], strict=True)))))
 
-    def threaded() -> list[dict[str, object]]:
+    def threaded() -> list[VerlScore]:
         with ThreadPoolExecutor(threads) as pool:
             return list(pool.map(lambda cr: compute_score("vibecheck/bigvibebench", cr[0], cr[1], {},
                                                           functional=False),
@@ -91,9 +91,9 @@ def per_sample(completions: list[str], refs: list[str], repeat: int, threads: in
             out = asyncio.run(awaited(len(completions))) if name == "awaited" else threaded()
             rates[name].append(len(out) / (time.perf_counter() - t0))
             batches[name].append(stats.batches - b0)
-            scores[name] = [float(str(o["score"])) for o in out]
+            scores[name] = [o["score"] for o in out]
     same = scores["awaited"] == scores["threaded"]
-    for name, label in (("awaited", f"per sample, all awaited at once (compute_score_async)"),
+    for name, label in (("awaited", "per sample, all awaited at once (compute_score_async)"),
                         ("threaded", f"per sample, {threads} threads (compute_score)")):
         print(f"  {label}: {statistics.median(rates[name]):8.0f} rewards/s  (runs "
               f"{', '.join(f'{r:.0f}' for r in rates[name])}; batches per run "

@@ -58,7 +58,7 @@ MISSING_LIB = json.dumps({**json.loads(PROBLEM), "libs": ["vibecheck_absent_modu
 GOOD = "```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
 UNTYPED = "```python\ndef add(a, b):\n    return a + b\n```"  # doc_1 fails
 WRONG = "```python\ndef add(a: int, b: int) -> int:\n    return a * b\n```"
-OPTIONS = {"alpha": 0.4, "time_limit_s": 20.0}
+OPTIONS: dict[str, Any] = {"alpha": 0.4, "time_limit_s": 20.0}
 
 
 @pytest.fixture(scope="module")

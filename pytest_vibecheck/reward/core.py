@@ -28,8 +28,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import math
 import logging
+import math
 import os
 import sys
 import threading
