@@ -4,8 +4,8 @@ Runs itself inside a network namespace that has only loopback (``unshare -n`` as
 ``unshare -rn``; ``ip link set lo up``; ``RAY_AUTH_MODE=disabled``, usage stats off), so
 nothing Ray starts can reach beyond this machine (Ray's probe of 8.8.8.8:53 finds no route).
 As root it keeps the host's user ids: inside ``unshare -r`` only one uid is mapped, and the
-sandbox cannot give its runs their own uid (every run is then a sandbox error); there it starts a local Ray instance (``ray.init(num_cpus=...)``, node address
-127.0.0.1) and scores the same completions three ways, in one run:
+sandbox cannot give its runs their own uid (every run is then a sandbox error). There it
+starts a local Ray instance (``ray.init(num_cpus=...)``, node address 127.0.0.1) and scores the same completions three ways, in one run:
 
 1. **local pool**: ``RewardConfig(executor="local")``, the floor;
 2. **Ray, retries on**: a scorer with the default executor, which in a process connected to
@@ -111,6 +111,7 @@ def _essence(res: Any) -> tuple[Any, ...]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", type=int, default=40, help="standard-library BigVibeBench tasks")
+    ap.add_argument("--start", type=int, default=0, help="skip the first N of those tasks")
     ap.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray instance")
     ap.add_argument("--sleep", type=float, default=3.0, help="seconds the sleeping program sleeps")
     ap.add_argument("--time-limit", type=float, default=60.0)
@@ -133,7 +134,7 @@ def main() -> int:
     solutions = ({p.task_id: p.canonical_solution or "" for p in suite.problems} if args.reference
                  else dict(load_solutions(SAMPLES)))
     stdlib = sorted((p for p in suite.problems if p.metadata.get("stdlib_only") and p.task_id in solutions),
-                    key=lambda p: int(p.task_id.split("/")[1]))[: args.tasks]
+                    key=lambda p: int(p.task_id.split("/")[1]))[args.start : args.start + args.tasks]
     sleeper = json.dumps({
         "suite": "ray-reward", "task_id": "sleeper",
         "test": {"kind": "humaneval", "entry_point": "f",
