@@ -84,12 +84,16 @@ def per_sample(completions: list[str], refs: list[str], repeat: int, threads: in
     rates: dict[str, list[float]] = {"awaited": [], "threaded": []}
     batches: dict[str, list[int]] = {"awaited": [], "threaded": []}
     scores: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {"awaited": [], "threaded": []}
+    helper = shared_helper()
     for _ in range(repeat):
         for name in ("awaited", "threaded"):
             b0 = stats.batches
+            c0, h0 = time.process_time() + _children_cpu(), helper.cpu_seconds() or 0.0
             t0 = time.perf_counter()
             out = asyncio.run(awaited(len(completions))) if name == "awaited" else threaded()
             rates[name].append(len(out) / (time.perf_counter() - t0))
+            cpu[name].append(time.process_time() + _children_cpu() - c0 + (helper.cpu_seconds() or 0.0) - h0)
             batches[name].append(stats.batches - b0)
             scores[name] = [o["score"] for o in out]
     same = scores["awaited"] == scores["threaded"]
@@ -97,7 +101,8 @@ def per_sample(completions: list[str], refs: list[str], repeat: int, threads: in
                         ("threaded", f"per sample, {threads} threads (compute_score)")):
         print(f"  {label}: {statistics.median(rates[name]):8.0f} rewards/s  (runs "
               f"{', '.join(f'{r:.0f}' for r in rates[name])}; batches per run "
-              f"{', '.join(map(str, batches[name]))})")
+              f"{', '.join(map(str, batches[name]))}; CPU "
+              f"{1000 * statistics.median(cpu[name]) / len(completions):.2f} ms per reward)")
     print(f"  per-sample scores equal across the two: {same}")
     return statistics.median(rates["awaited"]), statistics.median(rates["threaded"])
 

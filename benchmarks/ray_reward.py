@@ -5,7 +5,8 @@ Runs itself inside a network namespace that has only loopback (``unshare -n`` as
 nothing Ray starts can reach beyond this machine (Ray's probe of 8.8.8.8:53 finds no route).
 As root it keeps the host's user ids: inside ``unshare -r`` only one uid is mapped, and the
 sandbox cannot give its runs their own uid (every run is then a sandbox error). There it
-starts a local Ray instance (``ray.init(num_cpus=...)``, node address 127.0.0.1) and scores the same completions three ways, in one run:
+starts a local Ray instance (``ray.init(num_cpus=...)``, node address 127.0.0.1) and scores
+the same completions three ways, in one run:
 
 1. **local pool**: ``RewardConfig(executor="local")``, the floor;
 2. **Ray, retries on**: a scorer with the default executor, which in a process connected to
