@@ -424,7 +424,7 @@ def _run_once(
     kind = problem.test.kind
     wall = _wall_clock(problem, limit, settings)
     sb = dataclasses.replace(settings.sandbox, timeout_s=wall)
-    known = frozenset(envcheck.IMPORT_TO_PYPI) | frozenset(envcheck.required_modules(problem))
+    known = envcheck.task_modules(problem)
     expected = expected_tests(kind, problem.test.code or "")
     if expected.error is not None and kind in ("bigcodebench-unittest", "humaneval"):
         return ExecResult(
