@@ -36,7 +36,11 @@ def register(sub: Any) -> None:
 
 
 def run_results(args: argparse.Namespace) -> int:
-    """Render the page; returns 0. Bad inputs raise VibecheckError (exit status 2)."""
+    """Render the page; returns 0. Bad inputs raise VibecheckError (exit status 2), and so does
+    a missing ``analysis`` extra: the page's intervals are bootstrapped with numpy."""
+    from pytest_vibecheck.report.analysis.stats import require_scipy
+
+    require_scipy()  # one line naming the extra, before anything is read (as `vibecheck report`)
     from pytest_vibecheck.generate.backends.replay import resolve_replay
     from pytest_vibecheck.report.results_page import read_runs, render_results_page
 
