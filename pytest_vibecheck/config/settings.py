@@ -779,6 +779,13 @@ def _finish(config: pytest.Config, values: dict[str, Any], sources: dict[str, st
         values["instruction_dirs"] = tuple(
             d if d.is_absolute() else folder / d for d in values["instruction_dirs"]
         )
+    gate_dirs = _gate_config_instruction_dirs(config)
+    if gate_dirs:
+        mine = values.get("instruction_dirs", ())
+        values["instruction_dirs"] = tuple(dict.fromkeys((*mine, *gate_dirs)))
+        sources["instruction_dirs"] = ", ".join(
+            filter(None, [sources.get("instruction_dirs") if mine else None, "--vibe-gate-config"])
+        )
     if "suites" in values:
         values["suites"] = tuple(
             str(base("suites") / s) if not Path(s).is_absolute() and (base("suites") / s).is_dir() else s
@@ -790,6 +797,33 @@ def _finish(config: pytest.Config, values: dict[str, Any], sources: dict[str, st
     if not active:
         values.pop("models", None)
     return VibeSettings(active=active, sources=sources, **values)
+
+
+def _gate_config_instruction_dirs(config: pytest.Config) -> tuple[Path, ...]:
+    """``[tool.vibecheck] instruction_dirs`` of the gate config file (``--vibe-gate-config``,
+    the action's ``config:``) as absolute folders (relative ones are relative to that file's
+    folder); ``()`` when no gate config is given or the file does not exist (the gate then names
+    it). The team instructions its ``[tool.vibecheck.gate]`` declares live there, so the session's
+    registry loads them beside those of ``pyproject.toml``.
+
+    Raises :class:`pytest.UsageError` naming the file for unreadable TOML or a value that is
+    not a list of folders.
+    """
+    spec = next(s for s in CI_OPTIONS if s.name == "gate_config")
+    values, _sources = resolve_options(config, [spec])
+    path = values.get("gate_config")
+    if not isinstance(path, Path):
+        return ()
+    path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
+    if not path.is_file():
+        return ()
+    from pytest_vibecheck.compose.build import instruction_dirs_from_pyproject
+    from pytest_vibecheck.errors import VibecheckError
+
+    try:
+        return tuple(instruction_dirs_from_pyproject(path))
+    except VibecheckError as exc:
+        raise pytest.UsageError(f"vibecheck: {exc}") from None
 
 
 def _apply_profile(values: dict[str, Any], sources: Mapping[str, str]) -> None:
