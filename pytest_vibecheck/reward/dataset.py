@@ -1,8 +1,10 @@
 """Training datasets for TRL and verl from a suite: single-turn prompts plus what the reward needs.
 
 Each row is one task of the suite, prompted with the paper's single-turn protocol at ``k``
-(system prompt + the query + "Also, generate the code to meet the following requirements:"
-and instructions 1..k; :func:`pytest_vibecheck.generate.protocols.single_turn_messages`), and
+(system prompt; the query, a blank line and "Additionally, ensure your code meets the following
+requirement: <prompt>" at k = 1, or "Additionally, ensure your code meets the following
+requirements:" and instructions 1..k numbered one per line;
+:func:`pytest_vibecheck.generate.protocols.single_turn_messages`), and
 carries the problem the reward scores against: the record of ``docs/suites.md`` with the
 judged instructions only, without the reference solution, the task metadata and the
 selector's provenance. The suite's provenance (name, data sha256, taxonomy and prompt versions,
