@@ -42,7 +42,9 @@ _ROOTED = re.compile(
     r"(?<![\w./~-])((?:docs|pytest_vibecheck|tests|benchmarks|scripts|instructions|problems|"
     r"replays|\.ci|\.github)/[\w./-]*\w)(?![*{<\w])"
 )
-_SUBPACKAGES = sorted(p.name for p in PACKAGE.rglob("*") if p.is_dir() and (p / "__init__.py").exists() or p.name == "_child")
+_SUBPACKAGES = sorted(
+    p.name for p in PACKAGE.rglob("*") if p.is_dir() and ((p / "__init__.py").exists() or p.name == "_child")
+)
 _IN_PACKAGE = re.compile(
     r"``?((?:" + "|".join(map(re.escape, _SUBPACKAGES)) + r")/[\w./-]+\.(?:py|toml|json))``?"
 )
