@@ -676,8 +676,11 @@ def _read_pyproject(config: pytest.Config) -> tuple[dict[str, Any], str]:
     return found
 
 
-def _check_unknown_keys(table: Mapping[str, Any], filename: str) -> None:
+def _unknown_keys(table: Mapping[str, Any], filename: str) -> list[tuple[str, str]]:
+    """``(key, message)`` of each key of ``[tool.vibecheck]`` that no option reads, the message
+    with the closest known key (``... unknown key 'limt'; did you mean 'limit'?``)."""
     known = {k for spec in (*OPTIONS, *CI_OPTIONS) for k in spec.toml_keys}
+    out = []
     for key in table:
         if key in known or key in SUBTABLES:
             continue
@@ -685,10 +688,40 @@ def _check_unknown_keys(table: Mapping[str, Any], filename: str) -> None:
 
         close = difflib.get_close_matches(key, sorted(known), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise pytest.UsageError(
-            f"vibecheck: {filename} [tool.vibecheck]: unknown key {key!r}{hint} "
-            f"(known keys: {', '.join(sorted(known))})"
-        )
+        out.append((key, f"{filename} [tool.vibecheck]: unknown key {key!r}{hint}"))
+    return out
+
+
+def benchmark_requested(config: pytest.Config, environ: Mapping[str, str] | None = None) -> bool:
+    """True when this pytest run asks for pytest-vibecheck: ``--vibe``, or any ``--vibe-*``
+    option on the command line, or ``VIBECHECK_GATE`` in the environment. Otherwise the run
+    is the team's ordinary ``pytest``, which a bad ``[tool.vibecheck]`` must not break."""
+    env = os.environ if environ is None else environ
+    if config.getoption("vibe", False) or env.get(
+        next(s for s in CI_OPTIONS if s.name == "gate").env, ""
+    ).strip():
+        return True
+    for spec in (*OPTIONS, *CI_OPTIONS):
+        cli = config.getoption(spec.dest, default=None)
+        if cli not in (None, [], "", False):
+            return True
+    return False
+
+
+_WARNED_KEY = pytest.StashKey["set[str]"]()
+
+
+def _warn_once(config: pytest.Config, message: str) -> None:
+    """One line on stderr, once per session and only on the controller: a ``[tool.vibecheck]``
+    problem ignored because the benchmark is off."""
+    warned = config.stash.setdefault(_WARNED_KEY, set())
+    if message in warned or hasattr(config, "workerinput"):
+        return
+    warned.add(message)
+    sys.stderr.write(
+        f"vibecheck: warning: {message} (ignored: the benchmark is off; with --vibe it is an "
+        "error)\n"
+    )
 
 
 def resolve_settings(
@@ -719,7 +752,13 @@ def resolve_options(
     """
     env = os.environ if environ is None else environ
     table, filename = _read_pyproject(config)
-    _check_unknown_keys(table, filename)
+    strict = benchmark_requested(config, env)
+    unknown = _unknown_keys(table, filename)
+    if unknown and strict:
+        known = sorted({k for spec in (*OPTIONS, *CI_OPTIONS) for k in spec.toml_keys})
+        raise pytest.UsageError(f"vibecheck: {unknown[0][1]} (known keys: {', '.join(known)})")
+    for _key, message in unknown:  # an ordinary pytest run: warn, run the user's tests
+        _warn_once(config, message)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for spec in specs:
@@ -748,7 +787,14 @@ def resolve_options(
         if not where:
             sources[spec.name] = "default"
             continue
-        values[spec.name] = spec.validate(raw, where)
+        try:
+            values[spec.name] = spec.validate(raw, where)
+        except pytest.UsageError as exc:
+            if strict or where == spec.flag:  # asked for on the command line: an error
+                raise
+            _warn_once(config, str(exc).removeprefix("vibecheck: "))
+            sources[spec.name] = "default"
+            continue
         sources[spec.name] = where
     return values, sources
 
