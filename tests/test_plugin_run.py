@@ -437,3 +437,36 @@ def test_a_replay_run_spends_nothing(pytester: pytest.Pytester) -> None:
         "requests": 0, "input_tokens": 0, "output_tokens": 0, "cache_hits": 0, "usd": 0.0,
         "prices_as_of": "2025-10", "budget": None, "budget_stopped": False, "models": {},
     }
+
+
+def test_a_corrupt_execution_cache_stops_the_run_before_the_first_request(
+    tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tiny.path / "log.jsonl"
+    script = write_script(tiny.path / "script.json", "bot", log=log)
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    bad = tiny.path / ".vibecheck" / "exec-cache.sqlite"
+    bad.parent.mkdir()
+    bad.write_bytes(b"this is not a database" * 100)
+    result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert _log(log) == []  # nothing was paid for
+    assert (
+        f"ERROR: vibecheck: execution cache {bad}: not a usable SQLite database (file is not a "
+        "database); move it away or delete it (it only holds cached test results)"
+    ) in result.errlines
+
+
+def test_a_corrupt_calibration_store_is_one_warning_and_the_run_goes_on(tiny: pytest.Pytester) -> None:
+    bad = tiny.path / ".vibecheck" / "calibration.sqlite"
+    bad.parent.mkdir()
+    bad.write_bytes(b"this is not a database" * 100)
+    result = tiny.runpytest("--vibe-model", "reference", *SUITE, "--vibe-protocol", "baseline,single",
+                            "--vibe-k", "1")
+    result.assert_outcomes(passed=1, failed=5)
+    lines = [ln for ln in result.outlines + result.errlines if "calibration store" in ln]
+    assert lines == [
+        f"vibecheck: warning: calibration store {bad}: not a usable SQLite database (file is not a "
+        "database); move it away or delete it (it only holds measured reference times); this run "
+        "uses the default time limits (uncalibrated)"
+    ]

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import sys
 import threading
 import time
 import uuid
@@ -104,12 +106,41 @@ class Runtime:
         #: solution (max(floor, factor x its time), lazily: docs/sandbox.md), stored beside the
         #: cache; candidates run with the environment's interpreter
         self.exec_settings: ExecSettings = exec_settings_for(settings, self.environment)
+        try:
+            self._check_stores()
+        except BaseException:
+            self.close()
+            raise
         self._tests: TestService | None = None
         self._tests_error: VibecheckError | None = None
         self._tests_lock = threading.Lock()
         #: set on an xdist worker when the controller schedules by the duration plan
         self.planned = planned
         self.prefetcher = Prefetcher(self)
+
+    def _check_stores(self) -> None:
+        """Open and check every store before the first request: the generation cache (opened
+        by :class:`~pytest_vibecheck.generate.cache.GenerationCache` itself), the execution
+        cache (an unusable one raises its one-line error, a usage error at configure) and the
+        calibration store (an unusable one is one warning line from the controller, and the run
+        goes on with the default time limits instead of a warning per task)."""
+        exec_cache = self.exec_cache()
+        if exec_cache is not None:
+            exec_cache.connection()
+        cal = self.exec_settings.calibrator
+        if cal is None:
+            return
+        from pytest_vibecheck.execute.calibrate import CalibrationStoreError
+
+        try:
+            cal.connection()
+        except CalibrationStoreError as exc:
+            if self.owner:
+                sys.stderr.write(
+                    f"vibecheck: warning: {exc}; this run uses the default time limits "
+                    "(uncalibrated)\n"
+                )
+            self.exec_settings = dataclasses.replace(self.exec_settings, calibrator=None)
 
     def tests(self) -> TestService:
         """Where this process's test runs go (the ``--vibe-executor``, started on first use),
