@@ -470,3 +470,32 @@ def test_a_corrupt_calibration_store_is_one_warning_and_the_run_goes_on(tiny: py
         "database); move it away or delete it (it only holds measured reference times); this run "
         "uses the default time limits (uncalibrated)"
     ]
+
+
+def test_a_reply_importing_a_library_missing_here_is_skipped_not_an_error(
+    tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task of the standard library whose reply imports a BigCodeBench library this
+    environment lacks (the 0.5B model imports numpy in BigCodeBench/8): the header names the
+    absent libraries, the item is skipped with the library named, and --vibe-no-fail-items
+    exits 0 (it was an infrastructure error, exit 1)."""
+    from pytest_vibecheck.execute.envcheck import absent_libraries
+
+    absent = absent_libraries()
+    if not absent:
+        pytest.skip("every BigCodeBench library is installed here")
+    lib = absent[0]
+    script = write_script(tiny.path / "script.json", "bot", rules=[
+        {"task_id": "t/add", "reply": fenced(f"import {lib}\n\n\n" + ADD)},
+    ])  # fmt: skip
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline",
+                            "--vibe-no-fail-items", "-rs")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=0, failed=2, skipped=1)
+    result.stdout.fnmatch_lines([
+        f"vibecheck: execution environment *: 3 of 3 tiny tasks can run; a reply that imports a "
+        f"BigCodeBench library not installed here ({lib}*) is skipped; executor local",
+        f"SKIPPED [[]1[]] *: vibecheck: environment: missing module {lib} (pip install *) "
+        "(imported by the reply)",
+    ])
