@@ -230,3 +230,17 @@ def test_a_bad_key_does_not_break_an_ordinary_pytest(pytester: pytest.Pytester, 
     assert warnings[0].endswith(f"{warning} (ignored: the benchmark is off; with --vibe it is an error)")
     active = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--vibe-model", "reference")
     assert active.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_request_timeout_is_an_option_and_a_key(pytester: pytest.Pytester) -> None:
+    from pytest_vibecheck.plugin.run.runtime import backend_settings
+
+    pytester.makepyprojecttoml("[tool.vibecheck]\nrequest_timeout = 1800\n")
+    s = _resolve(pytester, "--vibe-model", "reference")
+    assert s.request_timeout == 1800.0
+    assert s.sources["request_timeout"] == "pyproject.toml [tool.vibecheck] request_timeout"
+    assert backend_settings(s).timeout_s == 1800.0
+    s = _resolve(pytester, "--vibe-model", "reference", "--vibe-request-timeout", "2.5")
+    assert backend_settings(s).timeout_s == 2.5
+    with pytest.raises(pytest.UsageError, match=r"--vibe-request-timeout: '0' is not valid; expected a number of seconds > 0"):
+        _resolve(pytester, "--vibe-model", "reference", "--vibe-request-timeout", "0")

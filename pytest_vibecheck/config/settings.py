@@ -84,6 +84,7 @@ class VibeSettings:
     report_replies: bool = True
     instruction_dirs: tuple[Path, ...] = ()
     item_timeout: float | None = None
+    request_timeout: float | None = None
     max_errors: str | None = None
     budget: str | None = None
     progress: str = "auto"
@@ -120,6 +121,7 @@ class VibeSettings:
             "report_replies": self.report_replies,
             **({"instruction_dirs": [str(d) for d in self.instruction_dirs]}
                if self.instruction_dirs else {}),
+            "request_timeout": self.request_timeout,
             "max_errors": self.max_errors,
             "budget": self.budget,
             "progress": self.progress,
@@ -498,6 +500,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "hard deadline of each item (pytest-timeout; a timeout is an error, never a model "
                "failure); default computed from the generation and execution budget",
                _validate_item_timeout, toml_keys=("item_timeout", "item-timeout")),
+    OptionSpec("request_timeout", "--vibe-request-timeout", "SECONDS",
+               "timeout of one model request in seconds, each retry included (default "
+               "$VIBECHECK_TIMEOUT, else 600); raise it for a slow server",
+               _validate_item_timeout, toml_keys=("request_timeout", "request-timeout")),
     OptionSpec("executor", "--vibe-executor", "SPEC",
                "where the sandboxed tests run: local (default) or ray[://HOST:PORT] "
                "(the ray extra; docs/ci.md)", _validate_executor, toml_keys=("executor",)),

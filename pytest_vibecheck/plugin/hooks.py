@@ -470,9 +470,9 @@ def item_timeout_s(settings: VibeSettings, item: VibeItem) -> float:
         return settings.item_timeout
     from pytest_vibecheck.execute.calibrate import DEFAULT_REFERENCE_LIMIT_S
     from pytest_vibecheck.execute.tests import DEFAULT_TIME_LIMITS, ExecSettings
-    from pytest_vibecheck.generate.backends.base import BackendSettings
+    from pytest_vibecheck.plugin.run.runtime import backend_settings
 
-    backend = BackendSettings()
+    backend = backend_settings(settings)
     startup = ExecSettings().startup_s
     return item_deadline_s(
         protocol=item.spec.protocol,

@@ -128,6 +128,7 @@ def translate_error(
     model: str,
     max_retries: int,
     base_url: str | None = None,
+    timeout_s: float | None = None,
 ) -> BackendError:
     """An SDK exception as :class:`BackendError` (:class:`RateLimitError` for 429).
 
@@ -136,7 +137,8 @@ def translate_error(
     own message and, for a fatal error, what to do; it never contains the key (the SDKs do not
     echo it). Fatal (``fatal=True``: every further request would fail the same way): HTTP
     401, 402, 403, 404, a 400 whose error code says the model is unknown, and a refused
-    connection or failed DNS look-up after the SDK's retries (a few seconds of backoff).
+    connection or failed DNS look-up after the SDK's retries (a few seconds of backoff). A
+    timeout names ``timeout_s`` (seconds per attempt) and the setting that raises it.
     """
     tries = f"after {max_retries + 1} attempts"
     where = f"{provider}:{model}" + (f" at {redact_url(base_url)}" if base_url else "")
@@ -148,7 +150,13 @@ def translate_error(
     if isinstance(exc, getattr(sdk, "RateLimitError", ())):
         return RateLimitError(f"{where}: rate limited (HTTP 429) {tries}: {detail}", status=429, **common)
     if isinstance(exc, getattr(sdk, "APITimeoutError", ())):
-        return BackendError(f"{where}: request timed out {tries}", **common)
+        each = f" of {timeout_s:g} s each" if timeout_s is not None else ""
+        return BackendError(
+            f"{where}: request timed out {tries}{each}: raise the request timeout "
+            "(--vibe-request-timeout SECONDS, or request_timeout in [tool.vibecheck]) for a slow "
+            "server, or check that the server answers",
+            **common,
+        )
     if isinstance(exc, getattr(sdk, "APIConnectionError", ())):
         if _cannot_connect(exc):
             return BackendError(
@@ -257,7 +265,8 @@ class SDKBackend(Backend):
             resp = self._create(client, self.request_params(request))
         except getattr(sdk, self.error_class) as exc:
             raise translate_error(
-                exc, sdk, self.provider, self.model, self.settings.max_retries, self.base_url
+                exc, sdk, self.provider, self.model, self.settings.max_retries, self.base_url,
+                self.settings.timeout_s,
             ) from exc
         return self._to_generation(resp, time.perf_counter() - start)
 

@@ -30,7 +30,11 @@ if TYPE_CHECKING:
     from pytest_vibecheck.execute.environments import Environment
     from pytest_vibecheck.execute.executor import TestService
     from pytest_vibecheck.execute.tests import ExecSettings
-    from pytest_vibecheck.generate.backends.base import Generation, GenerationRequest
+    from pytest_vibecheck.generate.backends.base import (
+        BackendSettings,
+        Generation,
+        GenerationRequest,
+    )
     from pytest_vibecheck.generate.generator import Generator
     from pytest_vibecheck.plugin.run.context import VerdictKey
     from pytest_vibecheck.plugin.run.spec import ItemSpec
@@ -60,7 +64,6 @@ class Runtime:
         owner: bool = True,
         planned: bool = False,
     ) -> None:
-        from pytest_vibecheck.generate.backends.base import BackendSettings
         from pytest_vibecheck.generate.backends.registry import make_backend
         from pytest_vibecheck.generate.cache import GenerationCache
         from pytest_vibecheck.generate.generator import Generator
@@ -75,7 +78,7 @@ class Runtime:
         try:
             if settings.cache_mode != "off" and settings.cache is not None:
                 self.cache = GenerationCache(settings.cache)
-            bsettings = BackendSettings(base_url=settings.base_url, api_key_env=settings.api_key_env)
+            bsettings = backend_settings(settings)
             for spec in settings.models:
                 self.generators[spec] = Generator(
                     make_backend(spec, bsettings),
@@ -274,6 +277,20 @@ def _budget(settings: VibeSettings) -> Budget | None:
             "dollar budget cannot be checked; give it in tokens (e.g. --vibe-budget 2M)"
         )
     return budget
+
+
+def backend_settings(settings: VibeSettings) -> BackendSettings:
+    """The model backends' settings of a run: the base URL, the key's variable and the request
+    timeout (``--vibe-request-timeout``; else the backends' default, ``$VIBECHECK_TIMEOUT`` or
+    600 s)."""
+    from pytest_vibecheck.generate.backends.base import BackendSettings
+
+    if settings.request_timeout is None:
+        return BackendSettings(base_url=settings.base_url, api_key_env=settings.api_key_env)
+    return BackendSettings(
+        base_url=settings.base_url, api_key_env=settings.api_key_env,
+        timeout_s=settings.request_timeout,
+    )  # fmt: skip
 
 
 def exec_settings_for(settings: VibeSettings, environment: Environment) -> ExecSettings:
