@@ -4,7 +4,7 @@ loaded from a ``sitecustomize.py`` put first on ``PYTHONPATH``.
 
 ``run_plain(args, cwd, tmp_path)`` returns the ``subprocess.CompletedProcess`` (text) of
 ``python -m pytest_vibecheck.cli.main ARGS``; ``BLOCKED`` names the modules it hides (what the
-``analysis``, ``plots`` and ``dev`` extras bring: numpy, scipy, matplotlib, jsonschema).
+``analysis``, ``plots`` and ``exec-core`` extras bring: numpy, scipy, matplotlib, pandas).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-#: Top-level modules a plain install lacks (the extras ``analysis``, ``plots``, ``dev``).
-BLOCKED = ("numpy", "scipy", "matplotlib", "jsonschema", "pandas")
+#: Top-level modules a plain install lacks (the extras ``analysis``, ``plots``, ``exec-core``).
+BLOCKED = ("numpy", "scipy", "matplotlib", "pandas")
 
 _SHIM = '''
 import sys
