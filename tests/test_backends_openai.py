@@ -241,3 +241,14 @@ def test_through_the_generator_and_cache(api: FakeAPI, tmp_path: Path, monkeypat
     blob = b"".join(p.read_bytes() for p in tmp_path.iterdir())
     assert REPLY.encode() in blob
     assert b"PLANTED" not in blob
+
+
+def test_401_without_a_key_says_none_was_set(api: FakeAPI) -> None:
+    api.push(Response(401, {"error": {"message": "Missing API key", "code": "invalid_api_key"}}))
+    with pytest.raises(BackendError) as info:
+        backend(api, env={}).generate(request())
+    assert str(info.value) == (
+        f"openai:qwen2.5-coder-7b at {api.url}/v1: HTTP 401: Missing API key; no API key was set: "
+        "OPENAI_API_KEY is empty, so a placeholder was sent; export OPENAI_API_KEY=... (or name "
+        "another variable with --vibe-api-key-env)"
+    )

@@ -220,3 +220,18 @@ def test_junit_of_a_derived_only_group_has_no_testcases() -> None:
     assert names == ["s | scripted:m | baseline | k=0", "s | scripted:m | multi | k=1", "s | scripted:m | multi | k=2"]
     derived = list(xml)[1]
     assert (derived.tests, derived.failures, derived.errors) == (0, 0, 0)
+
+
+def test_the_report_file_gets_an_ordinary_files_mode(report: VibeReport, tmp_path: Path) -> None:
+    """Not mkstemp's 0600: the mode of a file written under the umask (0644 under 022)."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        path = write_report(tmp_path / "r.json", report)
+        plain = tmp_path / "plain.txt"
+        plain.write_text("x", encoding="utf-8")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode) == 0o644

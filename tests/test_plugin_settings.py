@@ -244,3 +244,15 @@ def test_the_request_timeout_is_an_option_and_a_key(pytester: pytest.Pytester) -
     assert backend_settings(s).timeout_s == 2.5
     with pytest.raises(pytest.UsageError, match=r"--vibe-request-timeout: '0' is not valid; expected a number of seconds > 0"):
         _resolve(pytester, "--vibe-model", "reference", "--vibe-request-timeout", "0")
+
+
+def test_a_bad_k_list_says_integers_are_accepted(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml('[tool.vibecheck]\nk = [1, "x"]\n')
+    with pytest.raises(pytest.UsageError) as exc:
+        _resolve(pytester, "--vibe-model", "reference")
+    assert str(exc.value) == (
+        "vibecheck: pyproject.toml [tool.vibecheck] k: [1, 'x'] is not valid; expected integers "
+        '>= 1 (instructions per task): 3, [1, 3, 5] or "1,3,5"'
+    )
+    pytester.makepyprojecttoml('[tool.vibecheck]\nk = [5, "1,3"]\n')
+    assert _resolve(pytester, "--vibe-model", "reference").ks == (1, 3, 5)

@@ -211,12 +211,22 @@ def _validate_protocols(value: object, where: str) -> tuple[str, ...]:
 
 def _validate_ks(value: object, where: str) -> tuple[int, ...]:
     items: list[object]
+    expected = "integers >= 1 (instructions per task): 3, [1, 3, 5] or \"1,3,5\""
     if isinstance(value, int) and not isinstance(value, bool):
         items = [value]
-    elif isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        items = list(value)
-    else:
+    elif isinstance(value, (list, tuple)):
+        items = []
+        for v in value:  # integers, or strings of them (["1", "3"], ["1,3"])
+            if isinstance(v, int) and not isinstance(v, bool):
+                items.append(v)
+            elif isinstance(v, str) and all(p.strip().isdigit() for p in v.split(",") if p.strip()):
+                items.extend(p.strip() for p in v.split(",") if p.strip())
+            else:
+                raise _fail(where, value, expected)
+    elif isinstance(value, str):
         items = list(_as_list(value, where))
+    else:
+        raise _fail(where, value, expected)
     ks = sorted({_as_int(v, where, minimum=1, name="instructions per task, e.g. 1,3,5") for v in items})
     if not ks:
         raise _fail(where, value, "a comma-separated list of integers >= 1, e.g. 1,3,5")

@@ -129,6 +129,13 @@ def build_report(
     return report
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_report(path: str | os.PathLike[str], report: Mapping[str, object]) -> Path:
     """Write ``report`` (a :class:`~pytest_vibecheck.report.records.VibeReport`, or any JSON
     object: the SARIF log uses it too) as JSON to ``path`` atomically (temp file + rename);
@@ -137,6 +144,9 @@ def write_report(path: str | os.PathLike[str], report: Mapping[str, object]) -> 
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
     try:
+        # mkstemp makes the file 0600; a report is shared like any output (JUnit, SARIF): the
+        # mode an ordinary file gets under the process's umask (0644 under the usual 022)
+        Path(tmp).chmod(0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             # compact, in one go: json.dumps uses the C encoder (json.dump with a file, or any
             # indent, uses the pure-Python one: seconds for a large run)
