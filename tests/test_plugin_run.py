@@ -499,3 +499,14 @@ def test_a_reply_importing_a_library_missing_here_is_skipped_not_an_error(
         f"SKIPPED [[]1[]] *: vibecheck: environment: missing module {lib} (pip install *) "
         "(imported by the reply)",
     ])
+
+
+def test_after_a_fatal_stop_the_progress_shows_no_eta(tiny: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = write_script(tiny.path / "script.json", "bot", usage={"input_tokens": 1000, "output_tokens": 500})
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    result = tiny.runpytest("--vibe-model", "scripted:bot", *SUITE, "--vibe-protocol", "baseline,single",
+                            "--vibe-k", "1", "--vibe-concurrency", "1", "--vibe-budget", "1500",
+                            "--vibe-progress", "always")
+    lines = [ln for ln in result.outlines if ln.startswith("vibecheck: ") and " items (" in ln]
+    assert lines and lines[-1].startswith("vibecheck: 6/6 items (100%)")
+    assert lines[-1].endswith(", stopped") and "ETA" not in lines[-1]

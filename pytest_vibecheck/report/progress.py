@@ -217,14 +217,22 @@ class RunProgress:
 
     # ------------------------------------------------------------ printing
 
+    def _stopped(self) -> bool:
+        """True once a stop was recorded (a budget, the error bound, or a model's fatal error):
+        the stopped items are skipped at once, so an ETA from the time per item so far would
+        be wrong; the line says ``stopped`` instead."""
+        return bool(self.guard.state.stops())
+
     def line(self) -> str:
-        """The progress line: items done of the total, generations, tokens, ETA."""
+        """The progress line: items done of the total, generations, tokens, ETA (``stopped``
+        instead once the run has stopped)."""
         total, pct, elapsed, eta = self._numbers()
         _requests, tin, tout, _usd = self.guard.spent()
+        end = "stopped" if self._stopped() else f"ETA {_duration(eta)}"
         return (
             f"vibecheck: {self.done}/{total} items ({pct:.0f}%); generations {self.requested} "
             f"requested, {self.cached} from the cache; tokens {format_tokens(tin)} in / "
-            f"{format_tokens(tout)} out; elapsed {_duration(elapsed)}, ETA {_duration(eta)}"
+            f"{format_tokens(tout)} out; elapsed {_duration(elapsed)}, {end}"
         )
 
     def status(self) -> str:
@@ -236,6 +244,8 @@ class RunProgress:
             f"({self.cached} cached), tokens {format_tokens(tin)} in / "
             f"{format_tokens(tout)} out"
         )
+        if self._stopped():
+            return text + ", stopped"
         return text + (f", ETA {_duration(eta)}" if self.done else "")
 
     def _numbers(self) -> tuple[int, float, float, float]:
