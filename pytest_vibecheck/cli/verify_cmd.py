@@ -106,10 +106,12 @@ def _read_text(name: str, max_bytes: int) -> str:
     ``max_bytes`` (checked before reading a file, so a huge one costs nothing)."""
     raise_with = "not verified: pass --max-bytes N to raise the limit"
     if name == "-":
-        data = sys.stdin.buffer.read(max_bytes + 1)
-        refusal = too_large("stdin", len(data), max_bytes, raise_with)
-        if refusal is not None:
-            raise VibecheckError(refusal.replace(f"is {len(data):,} bytes", "is larger"))
+        raw = getattr(sys.stdin, "buffer", None)  # a text stream without one: read as text
+        data = raw.read(max_bytes + 1) if raw is not None else sys.stdin.read(max_bytes + 1).encode()
+        if len(data) > max_bytes:
+            raise VibecheckError(
+                f"stdin is over the limit of {max_bytes:,} bytes; {raise_with}"
+            )
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
