@@ -54,9 +54,13 @@ HOOK_COMMANDS: dict[str, str] = {
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full argument parser with every registered sub-command; with ``only`` (a module of
     :data:`HOOK_COMMANDS`), a parser with that command alone."""
+    from pytest_vibecheck.cli.exit_codes import epilog
+
     parser = argparse.ArgumentParser(
         prog="vibecheck",
         description="VeriCode verification and Vibe Checker benchmarks (see README.md).",
+        epilog=epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pytest-vibecheck {__version__}")
     # not ``dest="command"``: a command may have a ``--command`` option of its own

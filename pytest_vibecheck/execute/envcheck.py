@@ -348,6 +348,32 @@ def missing_modules(problem: Task, python: str | None = None) -> tuple[str, ...]
     return tuple(d for d in data if d not in found)
 
 
+def missing_in_code(code: str, python: str | None = None) -> tuple[str, ...]:
+    """The BigCodeBench libraries (:data:`IMPORT_TO_PYPI`) that ``code`` (a candidate's
+    source) imports at top level and ``python`` (default: this interpreter) lacks, sorted.
+
+    A reply may import a library its task does not need (``import numpy`` in a task of the
+    standard library): BigCodeBench's environment has it, so the reply cannot be judged in one
+    that does not. The run skips such a reply before its tests run (the reason names the
+    library), as it skips a task whose own tests need one; ``()`` when it can run, or when the
+    code does not parse (the tests judge that). Modules outside the benchmark's libraries are
+    the candidate's own business: importing one is a model failure."""
+    wanted = tuple(sorted(m for m in _imports(code) if m in IMPORT_TO_PYPI))
+    if not wanted:
+        return ()
+    have = available(wanted, python)
+    return tuple(m for m in wanted if m not in have)
+
+
+def absent_libraries(python: str | None = None) -> tuple[str, ...]:
+    """The BigCodeBench libraries (:data:`IMPORT_TO_PYPI`) ``python`` lacks, those of the
+    ``exec-core`` tier first, each part sorted: what a reply cannot import here (the run's
+    header names them)."""
+    have = available(IMPORT_TO_PYPI, python)
+    order = sorted(IMPORT_TO_PYPI, key=lambda m: (m not in CORE_IMPORTS, m))
+    return tuple(m for m in order if m not in have)
+
+
 def data_hint(ids: Sequence[str]) -> str:
     """What to do about missing NLTK data ``ids``: the bigvibebench environment writes some
     (:data:`pytest_vibecheck.execute.environments.DATA_WRITERS`); no registry package ships

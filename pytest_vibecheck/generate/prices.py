@@ -9,7 +9,7 @@ run asks for a budget in tokens instead.
 
 from __future__ import annotations
 
-__all__ = ["PRICES", "PRICES_AS_OF", "cost_usd", "price_of"]
+__all__ = ["PRICES", "PRICES_AS_OF", "cost_usd", "format_usd", "price_of"]
 
 PRICES_AS_OF = "2025-10"
 
@@ -49,3 +49,18 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
     if price is None:
         return None
     return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+
+
+def format_usd(usd: float) -> str:
+    """``usd`` (US dollars, >= 0) as text that tells small amounts apart: cents from $1 up
+    (``$1,234.57``), else three significant digits with at least two decimals (``$0.02``,
+    ``$0.00625``, ``$0.0001``); ``$0.00`` for zero. A budget and what was spent against it are
+    shown with this, so ``$0.0001`` never reads as ``$0.00``."""
+    if usd >= 1 or usd <= 0:
+        return f"${max(usd, 0.0):,.2f}"
+    import math
+
+    decimals = max(2, 2 - math.floor(math.log10(usd)))
+    text = f"{usd:.{decimals}f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    return f"${whole}.{frac.ljust(2, '0')}"

@@ -1,8 +1,10 @@
 """Training datasets for TRL and verl from a suite: single-turn prompts plus what the reward needs.
 
 Each row is one task of the suite, prompted with the paper's single-turn protocol at ``k``
-(system prompt + the query + "Also, generate the code to meet the following requirements:"
-and instructions 1..k; :func:`pytest_vibecheck.generate.protocols.single_turn_messages`) with
+(system prompt; the query, a blank line and "Additionally, ensure your code meets the following
+requirement: <prompt>" at k = 1, or "Additionally, ensure your code meets the following
+requirements:" and instructions 1..k numbered one per line;
+:func:`pytest_vibecheck.generate.protocols.single_turn_messages`) with
 the suite's own generation setup under the ``paper`` profile (its manifest's system prompt and
 query style: LiveVibeBench's differ from BigVibeBench's), so the messages are the ones the
 plugin sends under ``--vibe-profile paper``. Each row records the prompt's length:

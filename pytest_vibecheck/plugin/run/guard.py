@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from pytest_vibecheck.config.limits import Budget, ErrorBound
 from pytest_vibecheck.generate.backends.base import BackendError, Generation
 from pytest_vibecheck.generate.generator import RunStoppedError
-from pytest_vibecheck.generate.prices import PRICES_AS_OF, cost_usd
+from pytest_vibecheck.generate.prices import PRICES_AS_OF, cost_usd, format_usd
 from pytest_vibecheck.plugin.run.state import ALL, RunState
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ class RunGuard:
         if self.budget.tokens is not None and tin + tout >= self.budget.tokens:
             why = f"{_count(tin + tout)} tokens spent, budget {_count(self.budget.tokens)}"
         elif self.budget.usd is not None and usd is not None and usd >= self.budget.usd:
-            why = f"${usd:.2f} spent at list prices, budget ${self.budget.usd:.2f}"
+            why = f"{format_usd(usd)} spent at list prices, budget {format_usd(self.budget.usd)}"
         else:
             return None
         return self.state.stop(ALL, f"{BUDGET_STOP} {self.budget.text} reached ({why}): no further requests are sent")
