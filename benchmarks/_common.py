@@ -30,7 +30,8 @@ PARAMS: dict[str, dict[str, object]] = {"doc_3": {"convention": "google"}}
 
 def run_context() -> str:
     """One line naming what a timing depends on: the commit measured (``git describe``, with
-    ``-dirty`` for uncommitted changes), the load average and the CPUs, for every benchmark
+    ``-dirty`` for uncommitted changes; and the tree the package is imported from when it is not
+    this one), the load average and the CPUs, for every benchmark
     to print beside its ratios (issue 29)."""
     root = Path(__file__).resolve().parent.parent
     try:
@@ -40,8 +41,12 @@ def run_context() -> str:
         ).stdout.strip() or "unknown"
     except OSError:
         commit = "unknown"
+    import pytest_vibecheck
+
+    package = Path(pytest_vibecheck.__file__).parent.parent
+    tree = "" if package == root else f" (package imported from {package})"
     load = os.getloadavg()
-    return (f"commit {commit}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
+    return (f"commit {commit}{tree}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
             f"{os.cpu_count()} CPUs (timings are noisy on a shared machine: compare the ratios, "
             "each measured against its floor in the same run)")
 

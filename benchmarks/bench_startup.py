@@ -15,12 +15,17 @@ hook's or an editor's call). Targets (issue 29): ``--help`` <= 0.1 s and the one
 which slows the floor too, does not fail it; nor does a small slowdown). Today both take 4x to
 13x the floor.
 
-    .venv/bin/python benchmarks/bench_startup.py [--repeat 15] [--smoke]
+``--baseline-tree DIR`` also times both vibecheck commands with the package of another tree
+(``git archive main | tar -x -C DIR``: imported through ``PYTHONPATH``) in the same rounds, for
+a before/after pair measured alike.
+
+    .venv/bin/python benchmarks/bench_startup.py [--repeat 15] [--smoke] [--baseline-tree DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -39,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=15, help="starts of each command (median reported)")
     ap.add_argument("--smoke", action="store_true", help="fail only when far off (CI)")
+    ap.add_argument("--baseline-tree", type=Path, default=None, help="also time this tree's package")
     args = ap.parse_args(argv)
     bindir = Path(sys.executable).parent
     vibecheck = str(bindir / "vibecheck")
@@ -52,11 +58,18 @@ def main(argv: list[str] | None = None) -> int:
             "vibecheck --help": [vibecheck, "--help"],
             "vibecheck verify FILE": [vibecheck, "verify", str(one), "-i", "style_3", "-i", "doc_1"],
         }
+        envs: dict[str, dict[str, str] | None] = dict.fromkeys(commands)
+        if args.baseline_tree is not None:
+            base_env = {**os.environ, "PYTHONPATH": str(args.baseline_tree.resolve())}
+            for name in ("vibecheck --help", "vibecheck verify FILE"):
+                commands[f"{name} (baseline tree)"] = commands[name]
+                envs[f"{name} (baseline tree)"] = base_env
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.repeat):
             for name, cmd in commands.items():
                 t0 = time.perf_counter()
-                subprocess.run(cmd, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                subprocess.run(cmd, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=envs[name], check=False)
                 times[name].append(time.perf_counter() - t0)
     med = {name: statistics.median(ts) for name, ts in times.items()}
     print(f"{args.repeat} starts of each command, round-robin; {run_context()}")
@@ -67,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     print(ratio_line("vibecheck --help", help_s, "python -c pass", py))
     print(ratio_line("vibecheck verify FILE", verify_s, "python -c pass", py))
     print(ratio_line("vibecheck verify FILE", verify_s, "ruff check FILE", ruff))
+    if args.baseline_tree is not None:
+        for name in ("vibecheck --help", "vibecheck verify FILE"):
+            before = med[f"{name} (baseline tree)"]
+            print(ratio_line(f"{name}, baseline tree", before, "python -c pass", py)
+                  + f"; this tree / baseline tree = {med[name] / before:.2f}x")
     if args.smoke:
         bad = [f"{name} {t:.2f} s" for name, t in (("--help", help_s), ("verify", verify_s))
                if t > 1.0 and t > 20 * py]
