@@ -48,7 +48,7 @@ def build_registry(
     return registry
 
 
-_default: tuple[Registry, tuple[str, ...]] | None = None
+_default: tuple[Registry, tuple[str, ...] | None] | None = None
 _default_lock = threading.Lock()
 
 
@@ -60,14 +60,26 @@ def _entry_point_signature() -> tuple[str, ...]:
 
 def installed_registry(*, refresh: bool = False) -> Registry:
     """The built-ins and the entry-point plugins (:func:`load_plugins`), built on first use.
-    ``refresh`` rebuilds it when the installed entry points changed since it was built."""
+    ``refresh`` rebuilds it when the installed entry points changed since it was built.
+
+    The first build does not list the entry points a second time for their signature
+    (pluggy's loader lists them; each listing reads every installed distribution's metadata,
+    a good part of a one-file ``vibecheck verify``): the signature is taken at the first
+    refresh after it, which rebuilds the registry once."""
     global _default
     with _default_lock:
-        signature = _entry_point_signature() if refresh or _default is None else _default[1]
-        if _default is None or _default[1] != signature:
-            pm = load_plugins()
-            _default = (build_registry(lambda reg: pm.hook.pytest_vibecheck_register(registry=reg)), signature)
+        if _default is not None and refresh:
+            signature = _entry_point_signature()
+            if _default[1] != signature:
+                _default = (_build_installed(), signature)
+        elif _default is None:
+            _default = (_build_installed(), None)
         return _default[0]
+
+
+def _build_installed() -> Registry:
+    pm = load_plugins()
+    return build_registry(lambda reg: pm.hook.pytest_vibecheck_register(registry=reg))
 
 
 def _plugin_manager() -> Any:
