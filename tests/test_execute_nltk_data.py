@@ -160,7 +160,8 @@ FAKE_NLTK_CANDIDATE = (
 
 
 def test_a_candidate_faking_missing_data_fails() -> None:
-    res = run_tests(FAKE_NLTK_CANDIDATE, bcb_problem(), ExecSettings(time_limit_s=20))
+    # check_env off: with nltk missing here, the reply's import of it is otherwise skipped first
+    res = run_tests(FAKE_NLTK_CANDIDATE, bcb_problem(), ExecSettings(time_limit_s=20, check_env=False))
     assert res.status == "failed", res.message
     assert "Resource" in res.message and res.missing_module is None
 

@@ -52,7 +52,8 @@ def test_the_built_ins_register_through_the_hook() -> None:
     reg = _built_ins()
     assert reg.backends.names() == ["anthropic", "openai", "reference", "replay", "scripted"]
     assert reg.checks.names() == [
-        "code_then_json_reply", "no_comments_or_docstrings", "pandas_df_name", "pure_code_reply"
+        "code_then_json_reply", "decoy_uses", "no_comments_or_docstrings", "pandas_df_name",
+        "pure_code_reply",
     ]
     assert reg.selectors.names() == ["anthropic", "openai", "rules"]
     assert reg.suite_loaders.names() == ["bigcodebench", "humaneval", "livecodebench", "mbppplus"]
