@@ -158,7 +158,8 @@ def test_401_404_and_quota_on_submission_are_fatal_at_once(
     assert info.value.fatal is True and info.value.status == status
     submit = "POST /v1/batches" if provider == "openai" else "POST /v1/messages/batches"
     assert fp.calls[submit] == 1  # no retry
-    assert BatchLedger(gen.cache).batches(open_only=False) == []  # nothing recorded as submitted  # type: ignore[arg-type]
+    assert gen.cache is not None
+    assert BatchLedger(gen.cache).batches(open_only=False) == []  # nothing recorded as submitted
 
 
 class Interrupted(BaseException):
@@ -228,8 +229,10 @@ def test_two_processes_never_submit_the_same_request(fp: FakeProvider, tmp_path:
 
 
 def test_requests_are_grouped_within_the_count_and_byte_limits() -> None:
-    entries = [(f"k{i}", requests(1)[0], {}, size) for i, size in enumerate([40, 40, 40, 90, 10, 10, 10])]
-    groups = _groups(entries, max_requests=3, max_bytes=100)  # type: ignore[arg-type]
+    entries: list[tuple[str, GenerationRequest, dict[str, Any], int]] = [
+        (f"k{i}", requests(1)[0], {}, size) for i, size in enumerate([40, 40, 40, 90, 10, 10, 10])
+    ]
+    groups = _groups(entries, max_requests=3, max_bytes=100)
     assert [[e[0] for e in g] for g in groups] == [["k0", "k1"], ["k2"], ["k3", "k4"], ["k5", "k6"]]
 
 

@@ -100,6 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session_registry(config)  # a bad instruction file or a clash is a usage error now
     from pytest_vibecheck.plugin.items import marker_help
     from pytest_vibecheck.plugin.run import RUNTIME_KEY, Runtime
+    from pytest_vibecheck.plugin.run.runtime import uncaptured_display
     from pytest_vibecheck.report.progress import RunProgress
     from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
 
@@ -116,7 +117,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from pytest_vibecheck.suites.store import find_suite
 
-        runtime = Runtime(settings, run_id=run_id, owner=workerinput is None, planned=planned)
+        runtime = Runtime(settings, run_id=run_id, owner=workerinput is None, planned=planned,
+                          display=uncaptured_display(config))
     except VibecheckError as exc:
         raise pytest.UsageError(f"vibecheck: {exc}") from None
     try:

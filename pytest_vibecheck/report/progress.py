@@ -312,7 +312,7 @@ class RunProgress:
         requests, tin, tout, usd = self.guard.spent()
         text = f"vibecheck: spent {tin:,} input + {tout:,} output tokens on {requests} model requests"
         if usd is not None and requests:
-            text += f" (${usd:.2f} at list prices)"
+            text += f" (${usd:.2f} at {self.guard.price_words})"
         budget = self.guard.budget
         if budget is not None:
             text += f"; budget {budget.text}"
