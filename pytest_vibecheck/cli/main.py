@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pytest_vibecheck.cli.show_cmd",
     "pytest_vibecheck.cli.summary_cmd",
     "pytest_vibecheck.cli.cache_cmd",
+    "pytest_vibecheck.cli.batches_cmd",
     "pytest_vibecheck.cli.merge_cmd",
     "pytest_vibecheck.cli.exec_cmd",
     "pytest_vibecheck.cli.envcheck_cmd",
