@@ -258,3 +258,18 @@ def test_a_backend_without_a_batch_api_is_refused(tmp_path: Path) -> None:
     gen = Generator(make_backend("reference", BackendSettings()), cache=GenerationCache(tmp_path / "c.sqlite"))
     with pytest.raises(ParameterError, match=r"^--vibe-batch: reference has no batch API"):
         Batcher(gen)
+
+
+def test_the_budget_counts_what_is_submitted(fp: FakeProvider, tmp_path: Path) -> None:
+    gen = generator(fp, "openai", tmp_path / "c.sqlite")
+    reqs = requests(3)  # each may cost ceil(len/4) input tokens + max_tokens 4096 output tokens
+    may_cost = [sum(-(-len(m["content"]) // 4) for m in [{"content": "be brief" + f"question {i}"}]) + 4096 for i in range(3)]
+    assert may_cost == [4101, 4101, 4101]
+    batcher = Batcher(gen, policy=FAST, budget_left=lambda: (8300.0, None))
+    batcher.resolve(reqs)
+    assert batcher.counts["submitted"] == 2  # 2 x 4,101 fit in 8,300 tokens, a third does not
+    assert [gen.generate(r).cached for r in reqs[:2]] == [False, False]
+    from pytest_vibecheck.generate.generator import RunStoppedError
+
+    with pytest.raises(RunStoppedError, match=r"^--vibe-budget: not submitted: the batch may cost 4,101 more tokens"):
+        gen.generate(reqs[2])  # the item is reported as not run

@@ -149,6 +149,8 @@ class Batcher:
         #: batches collected
         self.counts = {"batches": 0, "submitted": 0, "polls": 0, "collected": 0}
         self._looks: dict[str, int] = {}
+        #: requests this process did not submit because of the budget: why
+        self._refused: dict[str, str] = {}
         self._shown = 0.0
         generator.batch = self
 
@@ -176,6 +178,10 @@ class Batcher:
                 guard.before_call(spec)
             except GenerationError as exc:
                 return exc
+        if key in self._refused:
+            from pytest_vibecheck.generate.generator import RunStoppedError
+
+            return RunStoppedError(self._refused[key], task_id=request.task_id, label=request.label)
         return BackendError(
             f"{spec}: batch mode: no batch of this run answered {request.describe()} (key {key[:12]}); "
             "it is sent in the next run",
@@ -243,16 +249,17 @@ class Batcher:
                 refused.add(key)
                 continue
             tin, tout = estimated_tokens(request)
+            cost = self.price(tin, tout) or 0.0 if self.price is not None else 0.0
+            if (tokens_left is not None and tin + tout > tokens_left) or (usd_left is not None and cost > usd_left):
+                refused.add(key)
+                self._refused[key] = (
+                    f"--vibe-budget: not submitted: the batch may cost {tin + tout:,} more tokens "
+                    f"(${cost:.4f} at batch prices), more than the budget left"
+                )
+                continue
             if tokens_left is not None:
-                if tin + tout > tokens_left:
-                    refused.add(key)
-                    continue
                 tokens_left -= tin + tout
-            if usd_left is not None and self.price is not None:
-                cost = self.price(tin, tout) or 0.0
-                if cost > usd_left:
-                    refused.add(key)
-                    continue
+            if usd_left is not None:
                 usd_left -= cost
             line = self.api.line(key, request)
             size = self.api.size(line)
