@@ -38,6 +38,7 @@ from pytest_vibecheck.execute.environments import resolve_environment
 from pytest_vibecheck.execute.pool import run_many, summarize, timed_run_many
 from pytest_vibecheck.execute.sandbox import SandboxSettings
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
+from pytest_vibecheck.suites.durations import expected_for
 from pytest_vibecheck.suites.loaders import load_bigcodebench, load_livecodebench
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared/data
@@ -192,7 +193,8 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
             progress.flush()
 
     start = time.monotonic()
-    results = run_many(items, settings, cache, workers=args.workers, on_result=on_result)
+    results = run_many(items, settings, cache, workers=args.workers, on_result=on_result,
+                       shipped=expected_for)
     stats = summarize(results, time.monotonic() - start)
     if progress is not None:
         progress.close()
@@ -294,7 +296,8 @@ def livecodebench(args: argparse.Namespace) -> dict[str, Any]:
         f"({sum(verdicts)} pass officially, pass@1 {sum(verdicts) / len(verdicts):.4f})"
     )
     start = time.monotonic()
-    results, stats = timed_run_many(items, ExecSettings(), workers=args.workers)
+    results, stats = timed_run_many(items, ExecSettings(), workers=args.workers,
+                                    shipped=expected_for)
     print(
         f"  ran in {time.monotonic() - start:.0f} s ({stats.tasks_per_s:.2f}/s); ours: {stats.by_status}"
     )

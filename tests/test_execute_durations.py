@@ -12,12 +12,11 @@ from plugin_helpers import tiny_problems
 from pytest_vibecheck.errors import DataFileError
 from pytest_vibecheck.execute.calibrate import Calibrator, ExpectedTime, task_key
 from pytest_vibecheck.execute.durations import (
-    expected_for,
     load_durations,
-    shipped_durations,
     write_durations,
 )
 from pytest_vibecheck.execute.spec import Task, TestSpec
+from pytest_vibecheck.suites.durations import expected_for, shipped_durations
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.store import find_suite, load_suite
 
@@ -106,7 +105,7 @@ def test_run_starts_the_longest_first_and_answers_in_input_order() -> None:
             fut.set_result(ExecResult(status="failed", message=problem.task_id))
             return fut
 
-    service = Recording(executor=None, settings=ExecSettings())  # type: ignore[arg-type]
+    service = Recording(executor=None, settings=ExecSettings(), shipped=expected_for)  # type: ignore[arg-type]
     results = service.run(pairs)
     assert submitted == ["BigCodeBench/1104", "BigCodeBench/0", "BigCodeBench/1040", "BigCodeBench/2"]
     assert [r.message for r in results] == tasks

@@ -88,12 +88,13 @@ def test_unusable_cache_file_is_a_clear_error(tmp_path: Path) -> None:
 def test_calibrated_limit_is_max_of_floor_and_factor_times_reference(tmp_path: Path) -> None:
     cal = Calibrator(tmp_path / "cal.sqlite", floor_s=0.5, factor=3.0)
     prob = bcb_problem()
-    first = cal.calibrate(prob, 60.0)
+    first = cal.calibrate(prob, 60.0, ExecSettings(), run=run_tests)
     assert first.source == "calibrated"
     assert first.reference_s is not None and first.reference_s > 0
     assert first.limit_s == max(0.5, 3.0 * first.reference_s)
     assert cal.measurements == 1
-    again = Calibrator(tmp_path / "cal.sqlite", floor_s=2.0, factor=3.0).calibrate(prob, 60.0)
+    again = Calibrator(tmp_path / "cal.sqlite", floor_s=2.0, factor=3.0).calibrate(
+        prob, 60.0, ExecSettings(), run=run_tests)
     assert again.reference_s == first.reference_s  # stored, not measured again
     assert again.limit_s == max(2.0, 3.0 * first.reference_s)
     assert cal.stored(prob) == ("passed", first.reference_s, "")
@@ -104,7 +105,7 @@ def test_failing_reference_falls_back_to_default(tmp_path: Path) -> None:
     prob = dataclasses.replace(
         bcb_problem(), canonical_solution="def task_func(x):\n    return 0\n"
     )
-    got = cal.calibrate(prob, 42.0)
+    got = cal.calibrate(prob, 42.0, ExecSettings(), run=run_tests)
     assert (got.limit_s, got.source) == (42.0, "default")
     assert got.reason.startswith("reference solution failed: test_negative")
 

@@ -201,3 +201,28 @@ def test_honest_code_in_the_judged_kinds() -> None:
     got = run_many([(he, humaneval_problem()), (stdin, stdin_problem([("3\n", "6\n")]))],
                    SETTINGS, None, workers=2)
     assert [(r.status, r.message) for r in got] == [("passed", "")] * 2
+
+
+#: Tests that import ``math``, which the candidates below use without importing it.
+MATH_TEST = """
+import math
+import unittest
+
+class TestCases(unittest.TestCase):
+    def test_small(self):
+        self.assertEqual(task_func(2), 4)
+"""
+
+
+def test_the_tests_imports_reach_the_candidates_functions_but_not_its_module_code() -> None:
+    """As upstream, which runs the candidate's source and then the tests' in one module: a
+    function may use a module only the tests import (``math``), but module code that calls it
+    at import fails with ``NameError``, as it does there (BigCodeBench/330 of the shipped 0.5B
+    replay, multi-turn turn 1: ``random`` at import)."""
+    in_function = "def task_func(x):\n    return int(math.pow(x, 2))\n"
+    at_import = in_function + "result = task_func(3)\n"
+    ok, bad = run_many([(in_function, bcb_problem(MATH_TEST)), (at_import, bcb_problem(MATH_TEST))],
+                       SETTINGS, None, workers=2)
+    assert (ok.status, ok.tamper) == ("passed", ())
+    assert (bad.status, bad.failed_tests, bad.tamper) == ("failed", ("<import>",), ())
+    assert "NameError: name 'math' is not defined" in bad.message

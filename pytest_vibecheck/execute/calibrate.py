@@ -365,11 +365,14 @@ class Calibrator(SQLiteStore):
         self,
         problem: Task,
         default_s: float,
-        settings: ExecSettings | None = None,
+        settings: ExecSettings,
         *,
-        run: Callable[[str, Task, ExecSettings], ExecResult] | None = None,
+        run: Callable[[str, Task, ExecSettings], ExecResult],
     ) -> Calibration:
-        """The time limit for ``problem``, measuring its reference solution if needed.
+        """The time limit for ``problem``, measuring its reference solution if needed, with
+        ``run(code, problem, settings)`` (the test runner's own, given by the caller:
+        :func:`pytest_vibecheck.execute.tests.time_limit_for`) under ``settings`` with this
+        calibrator's reference limit and no calibrator.
 
         Without a reference solution, or when it does not pass, returns ``default_s`` with
         ``source="default"`` and the reason. Environment errors (a missing library) are not
@@ -392,16 +395,12 @@ class Calibrator(SQLiteStore):
     def _measure(
         self,
         problem: Task,
-        settings: ExecSettings | None,
-        run: Callable[[str, Task, ExecSettings], ExecResult] | None,
+        settings: ExecSettings,
+        run: Callable[[str, Task, ExecSettings], ExecResult],
     ) -> tuple[str, float | None, str]:
-        from pytest_vibecheck.execute.tests import ExecSettings, run_tests
-
-        base = settings or ExecSettings()
-        ref_settings = base.replace(time_limit_s=self.reference_limit_s, calibrator=None)
-        runner = run or (lambda code, prob, st: run_tests(code, prob, st))
+        ref_settings = settings.replace(time_limit_s=self.reference_limit_s, calibrator=None)
         assert problem.canonical_solution is not None
-        result = runner(problem.canonical_solution, problem, ref_settings)
+        result = run(problem.canonical_solution, problem, ref_settings)
         self.measurements += 1
         seconds = result.test_time_s if result.test_time_s is not None else result.duration_s
         found = (result.status, seconds, result.message)

@@ -15,13 +15,12 @@ are listed.
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_vibecheck.errors import DataFileError
+from pytest_vibecheck.errors import DataFileError, VibecheckError
 
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.calibrate import ExpectedTime
@@ -30,9 +29,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DURATIONS_NAME",
     "DURATIONS_VERSION",
-    "expected_for",
+    "expected_from",
     "load_durations",
-    "shipped_durations",
     "write_durations",
 ]
 
@@ -88,39 +86,21 @@ def write_durations(
     return path
 
 
-def shipped_durations(suites: Sequence[str]) -> dict[str, ExpectedTime]:
-    """The expected durations the ``suites`` ship, by task key; a suite that cannot be found
-    is left out (the collection reports it). Raises
-    :class:`~pytest_vibecheck.errors.DataFileError` for a malformed durations file."""
-    out: dict[str, ExpectedTime] = {}
-    for name in suites:
-        out.update(_suite_durations(name))
-    return out
-
-
-@functools.lru_cache(maxsize=64)
-def _suite_durations(name: str) -> Mapping[str, ExpectedTime]:
-    from pytest_vibecheck.errors import VibecheckError
-    from pytest_vibecheck.suites.store import find_suite
-
-    try:
-        folder = find_suite(name)
-    except VibecheckError:
-        return {}
-    return load_durations(folder)
-
-
-def expected_for(problems: Iterable[Task]) -> dict[str, ExpectedTime]:
-    """The shipped expected durations of ``problems`` by task id (each suite's file read once
-    per process); a problem of a suite without durations, or an inline one, is left out."""
-    from pytest_vibecheck.errors import VibecheckError
+def expected_from(
+    problems: Iterable[Task], durations_of: Callable[[str], Mapping[str, ExpectedTime]]
+) -> dict[str, ExpectedTime]:
+    """The expected durations of ``problems`` by task id, from ``durations_of(suite)`` (a
+    suite's durations by task key: the suites layer reads the shipped files,
+    :func:`pytest_vibecheck.suites.durations.suite_durations`); a problem of a suite without
+    durations, or an inline one, is left out. A malformed durations file is left out too
+    (scheduling only, never fatal)."""
     from pytest_vibecheck.execute.calibrate import task_key
 
     out: dict[str, ExpectedTime] = {}
     for p in problems:
         try:
-            found = _suite_durations(p.suite).get(task_key(p))
-        except VibecheckError:  # a malformed durations file: scheduling only, never fatal
+            found = durations_of(p.suite).get(task_key(p))
+        except VibecheckError:
             found = None
         if found is not None:
             out[p.task_id] = found

@@ -30,6 +30,8 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from pytest_vibecheck.errors import VibecheckError
+from pytest_vibecheck.execute import slots
+from pytest_vibecheck.execute.executor_base import Executor, executor_error
 
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.cache import ExecCache
@@ -50,19 +52,6 @@ __all__ = [
 EXECUTOR_KINDS: tuple[str, ...] = ("local", "ray")
 
 
-_job = threading.local()
-
-
-def note_sleeping() -> None:
-    """Called by a run (in its executor thread) that has learnt it mostly sleeps (its
-    reference, just timed, used under half a CPU): the local executor moves it from a CPU slot
-    to a sleeper slot, so another run can use the CPU. A no-op elsewhere."""
-    release = getattr(_job, "release", None)
-    if release is not None:
-        _job.release = None
-        release()
-
-
 def cpu_share() -> int:
     """This process's share of the CPUs: usable CPUs divided by the pytest-xdist workers
     (``PYTEST_XDIST_WORKER_COUNT``), at least 1."""
@@ -74,46 +63,6 @@ def cpu_share() -> int:
     except ValueError:
         xdist = 1
     return max(1, cpus // xdist)
-
-
-class Executor:
-    """Runs sandboxed test runs; subclasses implement :meth:`submit`.
-
-    ``name`` is the spec it was made from (``local``, ``ray``, ``ray://host:10001``).
-    """
-
-    name = "executor"
-
-    def submit(
-        self,
-        code: str,
-        problem: Task,
-        settings: ExecSettings,
-        expected: ExpectedTime | None = None,
-    ) -> Future[ExecResult]:
-        """Start running ``problem``'s tests against ``code``; the future's result is the
-        :class:`~pytest_vibecheck.execute.tests.ExecResult` (an executor failure is an
-        ``error`` result, never an exception). ``expected``: the run's expected duration,
-        for scheduling only."""
-        raise NotImplementedError
-
-    def idle(self, sleeps: bool = False) -> bool:
-        """True when a new run would start at once (nothing queued, a slot free); with
-        ``sleeps``, a run expected to sleep."""
-        return True
-
-    def close(self) -> None:
-        """Stop accepting runs and release resources (idempotent)."""
-
-
-def _error(problem: Task, where: str, exc: BaseException) -> ExecResult:
-    from pytest_vibecheck.execute.tests import ExecResult
-
-    return ExecResult(
-        status="error",
-        message=f"{where}: {type(exc).__name__}: {exc}",
-        task_id=problem.task_id,
-    )
 
 
 class LocalExecutor(Executor):
@@ -154,7 +103,7 @@ class LocalExecutor(Executor):
             try:
                 fut.set_result(execute(code, problem, settings))
             except Exception as exc:  # a runner bug for this run is an error result
-                fut.set_result(_error(problem, "runner", exc))
+                fut.set_result(executor_error(problem, "runner", exc))
 
         sleeps = expected is not None and expected.sleeps and self.sleeper_slots > 0
         wall = expected.wall_s if expected is not None else 0.0
@@ -210,11 +159,11 @@ class LocalExecutor(Executor):
                 self._sleepers += 1
             self._pump()
 
-        _job.release = None if sleeps else release
+        slots.current.release = None if sleeps else release
         try:
             job()
         finally:
-            _job.release = None
+            slots.current.release = None
             with self._lock:
                 if state["sleeps"]:
                     self._sleepers -= 1
@@ -272,7 +221,9 @@ class TestService:
         settings: ExecSettings,
         cache: ExecCache | None = None,
         expected: Mapping[str, ExpectedTime] | None = None,
+        shipped: Callable[[Iterable[Task]], Mapping[str, ExpectedTime]] | None = None,
     ) -> None:
+        self.shipped = shipped
         self.executor = executor
         self.settings = settings
         self.cache = cache
@@ -283,8 +234,9 @@ class TestService:
 
     def learn(self, problems: Iterable[Task]) -> None:
         """Read the expected durations of ``problems`` (one query for those not looked up
-        before): from the settings' calibrator, else the durations their suites ship
-        (:func:`pytest_vibecheck.execute.durations.expected_for`)."""
+        before): from the settings' calibrator, else ``shipped(problems)`` (the durations
+        their suites ship, given by the caller: the suites layer knows where suites live,
+        :func:`pytest_vibecheck.suites.durations.expected_for`)."""
         todo = [p for p in problems if p.task_id not in self._looked]
         if not todo:
             return
@@ -292,10 +244,8 @@ class TestService:
         cal = self.settings.calibrator
         if cal is not None:
             self.expected.update(cal.expected_times(todo))
-        else:
-            from pytest_vibecheck.execute.durations import expected_for
-
-            self.expected.update(expected_for(todo))
+        elif self.shipped is not None:
+            self.expected.update(self.shipped(todo))
 
     def sleeps(self, problem: Task) -> bool:
         """True when ``problem``'s run is expected to mostly sleep (see :meth:`learn`)."""
@@ -321,7 +271,7 @@ class TestService:
         except VibecheckError:
             raise
         except Exception as exc:
-            early = _error(problem, "runner", exc)
+            early = executor_error(problem, "runner", exc)
         if early is not None:
             done.set_result(early)
             return done
@@ -337,7 +287,7 @@ class TestService:
         except Exception as exc:
             with self._lock:
                 self._inflight.pop(key, None)
-            out.set_result(_error(problem, f"executor {self.executor.name}", exc))
+            out.set_result(executor_error(problem, f"executor {self.executor.name}", exc))
             return out
 
         def finished(f: Future[ExecResult]) -> None:

@@ -10,13 +10,17 @@ them, and sandbox user ids are handed out with file locks across processes.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_vibecheck.execute.cache import ExecCache
 from pytest_vibecheck.execute.executor import Executor, LocalExecutor, TestService, cpu_share
 from pytest_vibecheck.execute.spec import Task
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.execute.calibrate import ExpectedTime
 
 
 def default_workers() -> int:
@@ -52,13 +56,16 @@ def run_many(
     workers: int | None = None,
     on_result: Callable[[int, ExecResult], None] | None = None,
     executor: Executor | None = None,
+    shipped: Callable[[Iterable[Task]], Mapping[str, ExpectedTime]] | None = None,
 ) -> list[ExecResult]:
     """Run every ``(code, problem)`` pair; results in input order.
 
     ``executor``: where the runs happen (default: a
     :class:`~pytest_vibecheck.execute.executor.LocalExecutor` with ``workers`` CPU slots,
-    default :func:`default_workers`, closed afterwards). Cache hits and skipped tasks use no
-    sandbox. ``on_result(index, result)`` is called for each result, in input order. Never
+    default :func:`default_workers`, closed afterwards). ``shipped``: the expected durations
+    the problems' suites ship, for the schedule when the settings have no calibrator
+    (:func:`pytest_vibecheck.suites.durations.expected_for`). Cache hits and skipped tasks use
+    no sandbox. ``on_result(index, result)`` is called for each result, in input order. Never
     raises for what the code does; a failure of the runner itself for one item becomes an
     ``error`` result for that item.
     """
@@ -67,7 +74,7 @@ def run_many(
     own = executor is None
     ex = executor if executor is not None else LocalExecutor(workers or default_workers())
     try:
-        return TestService(ex, settings, cache).run(pairs, on_result)
+        return TestService(ex, settings, cache, shipped=shipped).run(pairs, on_result)
     finally:
         if own:
             ex.close()
@@ -88,8 +95,9 @@ def timed_run_many(
     *,
     workers: int | None = None,
     executor: Executor | None = None,
+    shipped: Callable[[Iterable[Task]], Mapping[str, ExpectedTime]] | None = None,
 ) -> tuple[list[ExecResult], RunStats]:
     """:func:`run_many` plus its :class:`RunStats`."""
     start = time.monotonic()
-    res = run_many(items, settings, cache, workers=workers, executor=executor)
+    res = run_many(items, settings, cache, workers=workers, executor=executor, shipped=shipped)
     return res, summarize(res, time.monotonic() - start)

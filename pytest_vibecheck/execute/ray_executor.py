@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from pytest_vibecheck.errors import VibecheckError
-from pytest_vibecheck.execute.executor import Executor
+from pytest_vibecheck.execute.executor_base import Executor, executor_error
 
 if TYPE_CHECKING:
     from pytest_vibecheck.execute.calibrate import ExpectedTime
@@ -90,22 +90,20 @@ class RayExecutor(Executor):
         settings: ExecSettings,
         expected: ExpectedTime | None = None,
     ) -> Future[ExecResult]:
-        from pytest_vibecheck.execute.executor import _error
-
         cpus = SLEEPER_CPUS if expected is not None and expected.sleeps else 1
         out: Future[ExecResult] = Future()
         try:
             ref = self._task.options(num_cpus=cpus).remote(code, problem, settings)
             inner: Future[ExecResult] = ref.future()
         except Exception as exc:
-            out.set_result(_error(problem, f"ray ({self.name})", exc))
+            out.set_result(executor_error(problem, f"ray ({self.name})", exc))
             return out
 
         def done(f: Future[ExecResult]) -> None:
             try:
                 out.set_result(f.result())
             except Exception as exc:  # a lost node or a Ray failure: never the model's fault
-                out.set_result(_error(problem, f"ray ({self.name})", exc))
+                out.set_result(executor_error(problem, f"ray ({self.name})", exc))
 
         inner.add_done_callback(done)
         return out

@@ -44,6 +44,7 @@ from pytest_vibecheck.execute.sandbox import (
     run_in_sandbox,
 )
 from pytest_vibecheck.execute.screen import screen
+from pytest_vibecheck.execute.slots import note_sleeping
 from pytest_vibecheck.execute.spec import Task
 from pytest_vibecheck.execute.verdict import Verdict, decide
 from pytest_vibecheck.types import TEST_STATUSES, TestStatus
@@ -209,7 +210,7 @@ def time_limit_for(problem: Task, settings: ExecSettings) -> tuple[float, dict[s
     if settings.time_limit_s is not None:
         return float(settings.time_limit_s), {"time_limit_source": "fixed"}
     if settings.calibrator is not None:
-        cal = settings.calibrator.calibrate(problem, default, settings)
+        cal = settings.calibrator.calibrate(problem, default, settings, run=run_tests)
         return cal.limit_s, _limit_info(cal)
     return default, {"time_limit_source": "default"}
 
@@ -346,14 +347,10 @@ def execute(code: str, problem: Task, settings: ExecSettings) -> ExecResult:
     if first.status != "timeout":
         return _observed(cal, problem, first)
     if is_sleeper(first.test_time_s, first.cpu_time_s):
-        from pytest_vibecheck.execute.executor import note_sleeping
-
         note_sleeping()  # it slept through the floor: free this run's CPU slot for the rest
-    found = cal.calibrate(problem, default, settings)
+    found = cal.calibrate(problem, default, settings, run=run_tests)
     timed = cal.expected_times([problem]).get(problem.task_id)
     if timed is not None and timed.sleeps:
-        from pytest_vibecheck.execute.executor import note_sleeping
-
         note_sleeping()  # the re-run will mostly sleep: free this run's CPU slot
     if found.limit_s <= floor:
         limits = {**first.limits, **_limit_info(found), "time_limit_s": round(floor, 3)}
@@ -387,7 +384,7 @@ def _beside_reference(
     default = _default_limit(problem, settings)
     found: list[Calibration] = []
     timing = threading.Thread(
-        target=lambda: found.append(cal.calibrate(problem, default, settings)),
+        target=lambda: found.append(cal.calibrate(problem, default, settings, run=run_tests)),
         name="vibecheck-reference",
         daemon=True,
     )
@@ -396,7 +393,7 @@ def _beside_reference(
     first = _run_once(code, problem, guess, {"time_limit_source": "calibrated"}, settings)
     timing.join()
     if not found:  # the timing thread failed: the plain path measures (or fails) again
-        found.append(cal.calibrate(problem, default, settings))
+        found.append(cal.calibrate(problem, default, settings, run=run_tests))
     limit = found[0]
     ended_within = (
         first.status not in ("timeout", "error")

@@ -417,10 +417,11 @@ class RewardScorer:
         if self._executor is not None and pool_executor is None:
             return self._executor(pairs)
         from pytest_vibecheck.execute.pool import run_many
+        from pytest_vibecheck.suites.durations import expected_for
 
         extra: dict[str, Any] = {} if pool_executor is None else {"executor": pool_executor}
         return run_many(pairs, self.config.exec_settings, self._exec_cache(),
-                        workers=self.config.workers, **extra)
+                        workers=self.config.workers, shipped=expected_for, **extra)
 
     # ------------------------------------------------------------ scoring
 

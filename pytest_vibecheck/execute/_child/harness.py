@@ -325,12 +325,6 @@ class _Run:
         for klass in type.__dict__["__mro__"].__get__(cls) if type(cls) is type else ():
             if klass is not object and klass.__module__ == "__test__":
                 audit.freeze(klass)
-        for name in bare:
-            # as upstream, where the tests' imports land in the candidate's module: its
-            # functions may use a module only the test source imports (never anything else of
-            # the tests')
-            if isinstance(tests.get(name), types.ModuleType) and name not in cand:
-                cand[name] = tests[name]
         guard = policy.guard = calls.make_module_guard(self.alarm, trusted, cand)
         calls.guard_modules(guard)
         index = snapshot.Index()
@@ -354,6 +348,14 @@ class _Run:
             record["import"] = [outcome, message, missing]
             return
         record["import"] = ["pass", "", ""]
+        for name in bare:
+            # as upstream, which runs the candidate's source and then the tests' in one module:
+            # once the candidate's module code has run, the tests' imports land in its
+            # namespace (rebinding a name it bound), so its functions may use a module only the
+            # test source imports; its module code ran without them (never anything else of
+            # the tests')
+            if isinstance(tests.get(name), types.ModuleType):
+                cand[name] = tests[name]
         self._bind(tests, cand, from_candidate, run, allowed)
         problem = _class_tests(cls, self.names, codes)
         if problem is not None:

@@ -350,7 +350,7 @@ def exec_settings_for(settings: VibeSettings, environment: Environment) -> ExecS
         calibrator = Calibrator(
             Path(settings.cache).parent / "calibration.sqlite", environment=environment.id
         )
-        from pytest_vibecheck.execute.durations import shipped_durations
+        from pytest_vibecheck.suites.durations import shipped_durations
 
         calibrator.prior.update(shipped_durations(settings.suites))
     return ExecSettings(
