@@ -202,3 +202,11 @@ def test_batch_mode_needs_a_cache(fp: FakeProvider, workdir: Path) -> None:
     r = run(workdir, [*command(fp, "openai", "batch", "--vibe-batch"), "--vibe-cache-mode", "off"])
     assert r.returncode == 4
     assert "vibecheck: --vibe-batch keeps its batches and their replies in the generation cache" in r.stderr
+
+
+def test_the_wait_for_the_batches_is_no_items_deadline(fp: FakeProvider, workdir: Path) -> None:
+    fp.polls_to_end = 30  # each wave waits about 3 s (looks 0.05 s doubling to 0.2 s apart)
+    r = run(workdir, command(fp, "openai", "batch", "--vibe-batch", "--vibe-item-timeout", "2"))
+    report = json.loads((workdir / "batch.json").read_text())
+    assert {i["outcome"] for i in report["items"]} == {"failed"}, r.stdout[-3000:]  # before: the first item timed out
+    assert fp.calls["POST /v1/batches"] == 3

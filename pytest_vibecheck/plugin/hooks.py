@@ -223,6 +223,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         runtime.guard.items = sum(isinstance(i, VibeItem) for i in session.items)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Batch mode: the batches of the session's items before the first item runs, outside any
+    item (a wait of hours is no item's deadline); nothing with ``--collect-only`` or after
+    collection errors. The test loop itself is pytest's (or xdist's)."""
+    if not _active(session.config) or session.config.getoption("collectonly") or session.testsfailed:
+        return
+    from pytest_vibecheck.plugin.run import RUNTIME_KEY
+    from pytest_vibecheck.plugin.run.spec import ItemSpec
+
+    runtime = session.config.stash.get(RUNTIME_KEY, None)
+    if runtime is not None and runtime.batchers:
+        specs = [s for s in (getattr(i, "spec", None) for i in session.items) if isinstance(s, ItemSpec)]
+        runtime.prepare_batches(specs)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     """One header line with the run's models, suites, protocols and cache."""
     settings = config.stash.get(SETTINGS_KEY, None)

@@ -154,7 +154,7 @@ class Runtime:
 
     def prepare_batches(self, specs: Iterable[ItemSpec]) -> None:
         """Batch mode: generate the requests of ``specs`` (the session's items) wave by wave
-        before the first item runs (:func:`~pytest_vibecheck.plugin.run.waves.batch_waves`),
+        before the test loop (``pytest_runtestloop``) (:func:`~pytest_vibecheck.plugin.run.waves.batch_waves`),
         once per process; a no-op in direct mode. A fatal submission error is raised by the
         next item's generation (the guard has stopped the model; the items after it are not run)."""
         if not self.batchers:
@@ -304,7 +304,7 @@ def _show(lines: list[str]) -> None:
 
 
 def uncaptured_display(config: pytest.Config) -> Callable[[list[str]], None]:
-    """Batch mode's waiting lines (they come while the first item runs) on standard error past
+    """Batch mode's waiting lines (they come before the test loop) on standard error past
     pytest's output capture, as pytest's own live logging writes them
     (``capturemanager.global_and_fixture_disabled``)."""
 

@@ -1,5 +1,5 @@
 """Batch mode's generations (``--vibe-batch``): every item's requests as batch waves, before
-the items run.
+the items run (``pytest_runtestloop``, outside any item's deadline).
 
 :func:`batch_waves` walks the conversations of the items (:func:`stages.conversation`) in
 lockstep: wave 1 is the first request of every item (the baseline, each single-turn k, turn 0
