@@ -42,7 +42,7 @@ from typing import Any
 
 from pytest_vibecheck.execute.envcheck import check_environment
 from pytest_vibecheck.execute.environments import resolve_environment
-from pytest_vibecheck.execute.pool import timed_run_many
+from pytest_vibecheck.execute.pool import run_many, summarize
 from pytest_vibecheck.execute.sandbox import SandboxSettings
 from pytest_vibecheck.execute.spec import Task
 from pytest_vibecheck.execute.tests import ExecResult, ExecSettings
@@ -134,7 +134,17 @@ def run_source(name: str, args: argparse.Namespace) -> dict[str, Any]:
         source = humaneval_qwen()
     items, settings, skipped, plain = source
     pairs: list[tuple[str, Task]] = [(code, p) for _, code, p in items]
-    results, stats = timed_run_many(pairs, settings, workers=args.workers, shipped=expected_for)
+    done = [0]
+
+    def progress(_index: int, _res: ExecResult) -> None:
+        done[0] += 1
+        if done[0] % 100 == 0:
+            print(f"  ... {done[0]} of {len(pairs)}", flush=True)
+
+    start = time.monotonic()
+    results = run_many(pairs, settings, workers=args.workers, on_result=progress,
+                       shipped=expected_for)
+    stats = summarize(results, time.monotonic() - start)
     by = Counter(r.status for r in results)
     false_pos: list[dict[str, Any]] = []
     not_ours: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""False positives and cost of the static screen (``execute/screen.py``) on real solutions.
+"""False positives and cost of the static screen (``screen.py``) on real solutions.
 
 Every real solution the project has is honest code (reference solutions and real model
 replies), so every finding on it is a false positive: the target is zero. Sources:
@@ -40,7 +40,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_vibecheck.execute.screen import DEFAULT_RULES, MEASURED_RULES, RULES, Finding, screen
+from pytest_vibecheck.screen import DEFAULT_RULES, MEASURED_RULES, RULES, Finding, screen
 from pytest_vibecheck.verify.extract import extract_code
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -245,7 +245,7 @@ def test_uncommitted_and_untracked_changes_count(pytester: pytest.Pytester, repo
         ('instructions = ["doc_4"]', "*doc_4 judges a model's whole reply*"),
         ('instructions = ["doc_1", "doc_1"]', "*instruction 'doc_1' is declared twice*"),
         ("instructions = []", "*needs a non-empty list 'instructions'*"),
-        ('instructions = ["doc_1"]\nlines = 3', "*unknown key(s) lines in ?tool.vibecheck.gate?; allowed: instructions, include, exclude, base"),
+        ('instructions = ["doc_1"]\nlines = 3', "*unknown key(s) lines in ?tool.vibecheck.gate?; allowed: instructions, include, exclude, base, suppressions"),
     ],
 )
 def test_bad_config_is_a_usage_error(

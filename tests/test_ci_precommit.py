@@ -207,3 +207,15 @@ def test_the_hooks_run_under_the_real_pre_commit(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert ("AGENTS.md holds other instructions than pyproject.toml declares; run "
             "`vibecheck gate-prompt --write` and commit it") in proc.stdout + proc.stderr
+
+
+def test_a_staged_suppression_comment_is_reported_with_the_rule_it_hides(repo: Path) -> None:
+    """issue 23: the pre-commit check judges suppression comments as the gate does."""
+    write(repo, {"src/a.py": "import os\nimport sys  # noqa: F401\n"})
+    git(repo, "add", "src/a.py")
+    lines = _check(repo)
+    assert lines[:2] == [
+        "src/a.py:2:8: F401 `sys` imported but unused [logic_1]",
+        "src/a.py:2:13: suppression `# noqa: F401` hides F401 from logic_1; suppressions are not "
+        'allowed: [tool.vibecheck.gate] suppressions = "forbid" [logic_1]',
+    ]

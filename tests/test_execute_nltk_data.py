@@ -121,13 +121,16 @@ def test_tasks_needing_missing_data_are_not_runnable(fake_nltk: Path) -> None:
 def test_only_the_environments_own_nltk_counts(fake_nltk: Path, tmp_path: Path) -> None:
     entry = "nltk_data:punkt=tokenizers/punkt/PY3/english.pickle@"
     assert envcheck.data_missing(entry + str(fake_nltk))
-    assert verdict.env_missing(entry + str(fake_nltk), frozenset(), None) == entry + str(fake_nltk)
+    nltk = frozenset({"nltk"})
+    assert verdict.env_missing(entry + str(fake_nltk), nltk, None) == entry + str(fake_nltk)
+    # a task that does not use NLTK: data only the candidate asks for is its own failure
+    assert verdict.env_missing(entry + str(fake_nltk), frozenset(), None) is None
     # a look-alike nltk/data.py (written by the candidate) is not the environment's
     other = tmp_path / "work" / "nltk" / "data.py"
     other.parent.mkdir(parents=True)
     other.write_text(FAKE_DATA)
     assert not envcheck.data_missing(entry + str(other))
-    assert verdict.env_missing(entry + str(other), frozenset(), None) is None
+    assert verdict.env_missing(entry + str(other), nltk, None) is None
     # data the environment has is no excuse
     assert not envcheck.data_missing(f"nltk_data:words=corpora/words@{fake_nltk}")
 

@@ -272,17 +272,33 @@ def test_missing_library_is_skipped_before_running() -> None:
     assert not res.is_verdict
 
 
-def test_missing_library_at_run_time_is_an_error_not_a_failure() -> None:
+def test_missing_library_the_task_needs_is_an_error_not_a_failure() -> None:
     lib = _a_missing_known_library()
     settings = FAST.replace(check_env=False)
-    res = run_tests(f"import {lib}\ndef task_func(x):\n    return x * x\n", bcb_problem(), settings)
+    needs = bcb_problem(libs=(lib,))
+    res = run_tests(f"import {lib}\ndef task_func(x):\n    return x * x\n", needs, settings)
     assert res.status == "error"
     assert res.message == f"environment: missing module {lib}"
     assert res.missing_module == lib
     inside = f"def task_func(x):\n    import {lib}\n    return x * x\n"
-    res = run_tests(inside, bcb_problem(), settings)
+    res = run_tests(inside, needs, settings)
     assert res.status == "error"
     assert res.message == f"environment: missing module {lib}"
+
+
+@pytest.mark.parametrize("module", ["winreg", "msvcrt", "KNOWN"])
+def test_a_missing_module_only_the_candidate_imports_is_its_failure(module: str) -> None:
+    """A module the task does not need (a Windows-only standard module, a known library the
+    task never names) missing here is the candidate's failure, as upstream: an ``error`` would
+    take the task out of the metrics, which a policy could do at will."""
+    if module == "KNOWN":
+        module = _a_missing_known_library()
+    at_import = f"import {module}\ndef task_func(x):\n    return x * x\n"
+    in_call = f"def task_func(x):\n    import {module}\n    return x * x\n"
+    for code in (at_import, in_call):
+        res = run_tests(code, bcb_problem(), FAST)
+        assert (res.status, res.missing_module) == ("failed", None), res.message
+        assert f"No module named '{module}'" in res.message
 
 
 def test_hallucinated_module_is_a_model_failure() -> None:

@@ -85,7 +85,7 @@ def test_hostile_candidate_gets_its_exact_status(case: Case, results: dict[str, 
 def test_with_the_screen_on_nothing_passes(results: dict[str, ExecResult]) -> None:
     """The default settings (the screen on): every case is still a model failure, and the
     in-process cases the screen recognises are ``tampered`` with its reason."""
-    from pytest_vibecheck.execute.screen import screen
+    from pytest_vibecheck.screen import screen
 
     cases = [c for c in CASES if _missing_libs(c) is None]
     got = run_many([(c.code, problem_of(c.problem)) for c in cases], SCREENED, None, workers=2)

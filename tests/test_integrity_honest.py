@@ -7,6 +7,7 @@ kind that shares the candidate's interpreter (BigCodeBench) and, for a few, in t
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 from exec_helpers import bcb_problem, humaneval_problem, stdin_problem
@@ -226,3 +227,72 @@ def test_the_tests_imports_reach_the_candidates_functions_but_not_its_module_cod
     assert (ok.status, ok.tamper) == ("passed", ())
     assert (bad.status, bad.failed_tests, bad.tamper) == ("failed", ("<import>",), ())
     assert "NameError: name 'math' is not defined" in bad.message
+
+
+#: Tests that compare what ``task_func`` returns with a tuple and read its exception's text.
+TUPLE_TEST = """
+import unittest
+
+class TestCases(unittest.TestCase):
+    def test_pair(self):
+        self.assertEqual(task_func(2), (4, 2))
+        self.assertEqual(str(task_func(3)), "Pair(square=9, root=3)")
+"""
+
+
+@pytest.mark.parametrize("code", [
+    "import collections\nPair = collections.namedtuple('Pair', 'square root')\n"
+    "def task_func(x):\n    return Pair(x * x, x)\n",
+    "from typing import NamedTuple\nclass Pair(NamedTuple):\n    square: int\n    root: int\n"
+    "def task_func(x):\n    return Pair(x * x, x)\n",
+], ids=["collections.namedtuple", "typing.NamedTuple"])
+def test_a_returned_named_tuple_is_honest(code: str) -> None:
+    """A named tuple's ``__repr__`` is the library's code with the class's module; the check
+    of returned values once took it for a steering slot (found by an outside red team)."""
+    (res,) = run_many([(code, bcb_problem(TUPLE_TEST))], SETTINGS, None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+def test_a_library_changing_its_own_functions_while_it_loads_is_not_tampering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """numpy 1.23 (the bigvibebench environment's) sets ``__code__`` of its own functions
+    (``empty_like``) as it is imported; when the candidate's ``import numpy`` is what loads it,
+    the audit policy took that for tampering (BigCodeBench/667, found by an outside red team).
+    A package counts as loading while its top-level module's spec is ``_initializing``."""
+    from pytest_vibecheck.execute._child import audit
+
+    pkg = tmp_path / "vibe_loading_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "def f():\n    return 1\n"
+        "import pytest_vibecheck.execute._child.audit as _a\n"
+        "WHILE_LOADING = _a._importing(f)\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    module = importlib.import_module("vibe_loading_pkg")
+    assert module.WHILE_LOADING is True
+    assert audit._importing(module.f) is False  # loaded: a change now is the candidate's
+
+
+#: BigCodeBench/833's test_case_6: a returned generator the tests never consume.
+UNCONSUMED_TEST = """
+import unittest
+class TestCases(unittest.TestCase):
+    def test_kind(self):
+        square, numbers = task_func(2)
+        self.assertEqual(square, 4)
+        self.assertIsInstance(numbers, type((x for x in range(1))))
+"""
+
+
+def test_a_returned_generator_the_tests_drop_unfinished_is_honest() -> None:
+    """CPython 3.11 closes a dropped generator by running its frame (to throw
+    ``GeneratorExit``); on the test thread that frame was the candidate's code, so the
+    reference solution of BigCodeBench/833 was ``tampered``. The harness keeps the
+    candidate's generators alive until the process ends."""
+    code = ("def task_func(x):\n    counts = {1: 2, 3: 4}\n"
+            "    return x * x, ((k, v) for k, v in counts.items())\n")
+    (res,) = run_many([(code, bcb_problem(UNCONSUMED_TEST))], SETTINGS, None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")

@@ -62,8 +62,8 @@ def test_composite_in_the_real_sandbox() -> None:
     assert [r.func for r in res] == [1.0, 1.0, 0.0, 0.0]
     assert [r.instruction_if for r in res] == [1.0, 0.5, 1.0, 0.0]
     assert [r.task_level_if for r in res] == [1.0, 0.0, 1.0, 0.0]
-    # alpha 0.4: 0.4 * IF + 0.6 * func
-    assert [r.reward for r in res] == pytest.approx([1.0, 0.8, 0.4, 0.0])
+    # the default composite, gated: func * (0.4 * IF + 0.6); wrong code earns nothing
+    assert [r.reward for r in res] == pytest.approx([1.0, 0.8, 0.0, 0.0])
     assert [(v.id, v.passed) for v in res[1].verdicts] == [
         ("doc_1", False), ("doc_5", False), ("logic_1", True), ("style_5", True)]
     assert {v.rule for v in res[1].verdicts[1].violations} == {"comment"}
@@ -76,13 +76,18 @@ def test_composite_in_the_real_sandbox() -> None:
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        ({"alpha": 1.0}, [1.0, 0.5, 1.0]),
+        ({"alpha": 1.0}, [1.0, 0.5, 0.0]),
         ({"alpha": 0.0}, [1.0, 1.0, 0.0]),
-        ({"alpha": 0.5, "if_level": "task"}, [1.0, 0.5, 0.5]),
+        ({"alpha": 0.5, "if_level": "task"}, [1.0, 0.5, 0.0]),
         ({"alpha": 0.4, "composite": "gated"}, [1.0, 0.8, 0.0]),
+        # the paper's composite pays alpha * IF to code that fails its tests
+        ({"alpha": 0.4, "composite": "blend"}, [1.0, 0.8, 0.4]),
+        ({"alpha": 1.0, "composite": "blend"}, [1.0, 0.5, 1.0]),
+        ({"alpha": 0.5, "if_level": "task", "composite": "blend"}, [1.0, 0.5, 0.5]),
         ({"functional": False}, [1.0, 0.5, 1.0]),
         ({"instructions": False}, [1.0, 1.0, 0.0]),
-        ({"k": 1}, [1.0, 0.6, 0.4]),  # only doc_1 judged
+        ({"k": 1}, [1.0, 0.6, 0.0]),  # only doc_1 judged
+        ({"k": 1, "composite": "blend"}, [1.0, 0.6, 0.4]),
     ],
 )
 def test_weights_and_composite_are_configurable(options: dict[str, Any], expected: list[float]) -> None:
@@ -150,10 +155,10 @@ def test_unknown_status_is_infra_and_tampered_is_a_model_failure() -> None:
     assert odd.reward is None and "unknown execution status 'weird'" in (odd.error or "")
     (tam,) = score_batch([ALL_MET], [ADD], executor=CountingExecutor("tampered"))
     assert (tam.status, tam.func, tam.exec_status) == ("ok", 0.0, "tampered")
-    assert tam.reward == pytest.approx(0.4)  # IF is still earned: 0.4 * 1.0 + 0.6 * 0
-    (gated,) = score_batch([ALL_MET], [ADD], RewardConfig(composite="gated"),
+    assert tam.reward == 0.0  # the default composite (gated) pays no IF to tampering code
+    (blend,) = score_batch([ALL_MET], [ADD], RewardConfig(composite="blend"),
                            executor=CountingExecutor("tampered"))
-    assert gated.reward == 0.0
+    assert blend.reward == pytest.approx(0.4)  # the paper's: 0.4 * 1.0 + 0.6 * 0
 
 
 def test_verifier_failure_is_infra() -> None:
@@ -238,7 +243,7 @@ def test_executor_spec_goes_through_the_execution_layer() -> None:
         res = score_batch([ALL_MET, WRONG], [ADD] * 2, executor=execu)
     finally:
         execu.close()
-    assert [r.reward for r in res] == pytest.approx([1.0, 0.4])
+    assert [r.reward for r in res] == pytest.approx([1.0, 0.0])  # gated: the failing reply earns nothing
     with pytest.raises(VibecheckError, match="unknown executor 'nope'"):
         score_batch([ALL_MET], [ADD], RewardConfig(executor="nope"))
 

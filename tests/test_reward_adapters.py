@@ -83,7 +83,7 @@ def test_trl_conversational_format_and_options() -> None:
     completions = [[{"role": "assistant", "content": c}] for c in (GOOD, UNTYPED, WRONG)]
     reward = VibecheckReward(alpha=1.0)
     assert reward(prompts=prompts, completions=completions, completion_ids=[[1]] * 3,
-                  problem=[PROBLEM] * 3) == pytest.approx([1.0, 0.5, 1.0])
+                  problem=[PROBLEM] * 3) == pytest.approx([1.0, 0.5, 0.0])  # gated: IF only on passing code
     assert reward.__name__ == "vibecheck"  # TRL names the reward's logged metrics after it
 
 
@@ -122,7 +122,7 @@ def test_verl_batch_manager_call_with_reward_kwargs() -> None:
         extra_infos=extra_infos,
         alpha=0.5, if_level="task",  # custom_reward_function.reward_kwargs
     )
-    assert [s["score"] for s in scores] == pytest.approx([1.0, 0.5, 0.5, 1.0])
+    assert [s["score"] for s in scores] == pytest.approx([1.0, 0.5, 0.0, 1.0])  # gated
     assert [s["exec_status"] for s in scores] == ["passed", "passed", "failed", "passed"]
     assert len({tuple(sorted(s)) for s in scores}) == 1  # every row has the same keys
 
@@ -200,7 +200,7 @@ def test_trl_multi_task_rows_without_a_problem_get_none() -> None:
                                completion_ids=[[1], [2], [3]], problem=[PROBLEM, None, PROBLEM],
                                task=["code", "math", "code"], log_metric=logs.log_metric,
                                log_extra=logs.log_extra)
-    assert rewards == [pytest.approx(1.0), None, pytest.approx(0.4)]
+    assert rewards == [pytest.approx(1.0), None, 0.0]  # gated: wrong code earns nothing
     assert logs.metrics["vibecheck/pass_rate"] == [0.5]  # over the two scored rows
     assert logs.extra["vibecheck_status"] == ["passed", None, "failed"]
 
@@ -220,4 +220,4 @@ def test_verl_reward_loop_call_from_threads() -> None:
 
     with ThreadPoolExecutor(4) as pool:
         scores = list(pool.map(call, [GOOD, UNTYPED, WRONG, GOOD]))
-    assert scores == pytest.approx([1.0, 0.8, 0.4, 1.0])
+    assert scores == pytest.approx([1.0, 0.8, 0.0, 1.0])  # gated: wrong code earns nothing

@@ -26,7 +26,7 @@ def test_readme_reward_example_prints_its_comments() -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
-    assert out.getvalue().splitlines() == expected == ["1.0 passed 1.0", "0.2 failed 0.5"]
+    assert out.getvalue().splitlines() == expected == ["1.0 passed 1.0", "0.0 failed 0.5"]
 
 
 def test_readme_export_commands_run(tmp_path: Path) -> None:

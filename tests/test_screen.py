@@ -1,4 +1,4 @@
-"""The static screen of a candidate's source (``pytest_vibecheck/execute/screen.py``).
+"""The static screen of a candidate's source (``pytest_vibecheck/screen.py``).
 
 Every rule has a hostile snippet, flagged with its exact reason, and the honest snippets
 (ordinary Python that leans on introspection) must give no finding. The last tests run the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_vibecheck.execute.screen import (
+from pytest_vibecheck.screen import (
     DEFAULT_RULES,
     MAX_SOURCE_CHARS,
     MEASURED_RULES,
@@ -208,6 +208,9 @@ HOSTILE: list[tuple[str, str, str]] = [
     ("finalizer", "import atexit\natexit.register(f)\n", "runs code when an object is collected or at exit (atexit.register)"),
     ("builtin-shadow", "def abs(x):\n    return 0\n", "defines the builtin name abs at module level"),
     ("builtin-shadow", "isinstance = lambda a, b: True\n", "defines the builtin name isinstance at module level"),
+    # the verifiers' hidden-code rule (verify/substance.py): any exec of a string, literals too
+    ("exec-any", "exec('def f():\\n    return 1\\n')\n", "runs code held in a string (exec)"),
+    ("exec-any", "import timeit\ntimeit.timeit('x = 1')\n", "runs code held in a string (timeit.timeit)"),
 ]
 
 
@@ -558,6 +561,7 @@ HONEST_FOR: dict[str, str] = {
     "always-equal": "dataclasses", "lying-subclass": "namedtuple and enum",
     "string-name": "strings that are ordinary words", "getattr-dynamic": "classes",
     "builtin-shadow": "competitive stdin", "screen-limit": "async and generators",
+    "exec-any": "competitive stdin",
 }
 
 

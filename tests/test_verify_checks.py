@@ -146,10 +146,11 @@ def test_code_then_json_reply_failures(reply: str, expected: list[tuple[str, int
         ("class A:\n    df = 1\n", [("PD901", 2, 5)]),
         ("(df) = 1\n", [("PD901", 1, 2)]),
         ("x = 'é'; df = 1\n", [("PD901", 1, 10)]),  # characters, not UTF-8 bytes
-        ("df = 1  # noqa\n", []),
-        ("df = 1  # noqa: PD901\n", []),
+        # no suppression excuses a violation (issue 23), unlike Ruff's PD901
+        ("df = 1  # noqa\n", [("PD901", 1, 1)]),
+        ("df = 1  # noqa: PD901\n", [("PD901", 1, 1)]),
         ("df = 1  # noqa: E501\n", [("PD901", 1, 1)]),
-        ("# ruff: noqa\ndf = 1\n", []),
+        ("# ruff: noqa\ndf = 1\n", [("PD901", 2, 1)]),
         # not flagged by PD901 (Ruff 0.11.13): only `df = ...` with a single plain-name target
         ("df, n = 1, 2\n", []),
         ("a = df = 1\n", []),
@@ -192,7 +193,8 @@ def test_nothing_but_syntax_shortcut_is_exact() -> None:
 
 
 def test_check_registry() -> None:
-    assert set(CHECKS) == {"pure_code_reply", "no_comments_or_docstrings", "code_then_json_reply", "pandas_df_name"}
+    assert set(CHECKS) == {"pure_code_reply", "no_comments_or_docstrings", "code_then_json_reply", "pandas_df_name",
+                           "decoy_uses"}
     assert found(run_check("no_comments_or_docstrings", "# x\n")) == [("comment", 1, 1)]
     with pytest.raises(UnknownIdError, match="did you mean 'pure_code_reply'"):
         run_check("pure_code_replies", "x")

@@ -166,25 +166,18 @@ def test_batch_mode_formats_and_skips_malformed_lines(tmp_path: Path, capsys: py
         {
             "id": "b",
             "results": [
+                # a reply whose code is only an import has no code (issue 23): every
+                # instruction fails, the reply-level doc_4 too
                 {
-                    "instruction": "logic_1",
+                    "instruction": iid,
                     "params": {},
                     "passed": False,
                     "error": None,
-                    "violations": [{"rule": "F401", "line": 1, "column": 8, "message": "`os` imported but unused"}],
-                },
-                {
-                    "instruction": "doc_4",
-                    "params": {},
-                    "passed": False,
-                    "error": None,
-                    "violations": [
-                        {"rule": "markdown-fence", "line": 1, "column": 1,
-                         "message": "Markdown code fence '```python': reply with raw code only"},
-                        {"rule": "markdown-fence", "line": 3, "column": 1,
-                         "message": "Markdown code fence '```': reply with raw code only"},
-                    ],
-                },
+                    "violations": [{"rule": "NO-CODE", "line": 1, "column": 1, "message":
+                                    "the reply contains no code (nothing to run: only imports, docstrings, "
+                                    "constants, pass or stubs)"}],
+                }
+                for iid in ("logic_1", "doc_4")
             ],
         },
         {

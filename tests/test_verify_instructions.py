@@ -247,8 +247,9 @@ CASES: list[tuple[str, dict[str, object], str, tuple[str, ...]]] = [
     ("doc_4", {}, "x = 1\n", ()),
     ("doc_4", {}, "\n\ndef f():\n    return 1\n\n\n", ()),
     ("doc_4", {}, "```python\nx = 1\n```\n", ("markdown-fence", "markdown-fence")),
-    ("doc_4", {}, "Here is the code:\nx = 1\n", ("invalid-syntax",)),
-    ("doc_4", {}, "   \n", ("empty-reply",)),
+    # a reply without code follows no instruction (issue 23): NO-CODE, as in the plugin
+    ("doc_4", {}, "Here is the code:\nx = 1\n", ("NO-CODE",)),
+    ("doc_4", {}, "   \n", ("NO-CODE",)),
     # doc_5: no comments, no docstrings
     ("doc_5", {}, "x = 1\n", ()),
     ("doc_5", {}, "def f():\n    return '# not a comment'\n", ()),

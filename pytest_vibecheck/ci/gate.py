@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from pytest_vibecheck.ci.suppressions import POLICIES, SuppressionPolicy
 from pytest_vibecheck.errors import UnknownIdError, VibecheckError
 from pytest_vibecheck.report.records import GateRecord, GateViolationRecord
 from pytest_vibecheck.verify.instructions import get_instruction
@@ -63,6 +64,7 @@ __all__ = [
     "counted",
     "escape_data",
     "escape_property",
+    "gate_view",
     "load_gate_config",
     "new_gate_record",
     "parse_gate_table",
@@ -72,7 +74,7 @@ __all__ = [
 ]
 
 #: Keys allowed in ``[tool.vibecheck.gate]``.
-GATE_KEYS = ("instructions", "include", "exclude", "base")
+GATE_KEYS = ("instructions", "include", "exclude", "base", "suppressions")
 #: Instructions that judge a model's whole reply, not a file: meaningless in the gate.
 REPLY_ONLY = ("doc_4", "doc_6")
 
@@ -120,6 +122,9 @@ class GateConfig:
     ``include``/``exclude`` are ``fnmatch`` patterns on repository-relative POSIX paths
     (``*`` also matches ``/``); a file is checked if it matches some ``include`` and no
     ``exclude`` pattern. ``base`` is the default base ref (``--vibe-base`` overrides it).
+    ``suppressions``: ``"forbid"`` (default) reports every suppression comment on a changed
+    line that hides a declared instruction's rule; ``"with-reason"`` allows one that states a
+    reason (:mod:`pytest_vibecheck.ci.suppressions`).
     """
 
     instructions: tuple[GateInstruction, ...]
@@ -127,6 +132,7 @@ class GateConfig:
     exclude: tuple[str, ...] = ()
     base: str | None = None
     source: str = "pyproject.toml"
+    suppressions: SuppressionPolicy = "forbid"
 
     def selects(self, path: str) -> bool:
         """True if the repository-relative ``path`` is included and not excluded."""
@@ -227,12 +233,19 @@ def parse_gate_table(table: Mapping[str, Any], source: str = "pyproject.toml") -
     base = table.get("base")
     if base is not None and (not isinstance(base, str) or not base.strip()):
         raise GateConfigError(f"{source}: [tool.vibecheck.gate] base must be a git ref string")
+    policy = table.get("suppressions", "forbid")
+    if policy not in POLICIES:
+        raise GateConfigError(
+            f"{source}: [tool.vibecheck.gate] suppressions must be one of "
+            f"{', '.join(repr(p) for p in POLICIES)}, got {policy!r}"
+        )
     return GateConfig(
         instructions=tuple(out),
         include=_str_list(table.get("include", ["*.py"]), "include", source),
         exclude=_str_list(table.get("exclude", []), "exclude", source),
         base=base.strip() if isinstance(base, str) else None,
         source=source,
+        suppressions=policy,
     )
 
 
@@ -615,6 +628,19 @@ def new_gate_record(changed: ChangedFile, instruction: GateInstruction | None) -
         "line": None,
         "column": None,
     }
+
+
+def gate_view(verdict: Verdict, source: str, config: GateConfig) -> Verdict:
+    """``verdict`` of one declared instruction on a file's ``source`` as the gate judges it:
+    suppression comments reported, or excused under ``config.suppressions``
+    (:func:`pytest_vibecheck.ci.suppressions.gate_verdict`)."""
+    from pytest_vibecheck.ci.suppressions import find_suppressions, gate_verdict
+
+    low = source.lower()
+    if "noqa" not in low and "ruff" not in low:
+        return verdict
+    selectors = get_instruction(verdict.instruction).verifier.rules
+    return gate_verdict(verdict, find_suppressions(source), selectors, config.suppressions)
 
 
 def violation_records(

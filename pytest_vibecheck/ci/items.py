@@ -33,6 +33,7 @@ class GateRun:
     diff: gatemod.GateDiff
     all_lines: bool
     verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def create(cls, config: pytest.Config, settings: CISettings) -> GateRun:
@@ -59,6 +60,7 @@ class GateRun:
                 code=code,
             )
             self.verdicts[cf.path] = list(verify_batch([job])[0])
+            self.sources[cf.path] = code
         return self.verdicts[cf.path]
 
 
@@ -133,6 +135,7 @@ class GateItem(pytest.Item):
             self._error(f"verification failed: {exc}")
         if verdict.passed is None:
             self._error(f"verifier error: {verdict.error}")
+        verdict = gatemod.gate_view(verdict, run.sources[self.changed.path], run.config)
         self.record["violations"] = gatemod.violation_records(
             verdict, self.changed.added, run.all_lines
         )

@@ -173,14 +173,15 @@ def _verify(result: StagedCheck, config: gatemod.GateConfig,
                 rec["status"], rec["error"] = "error", f"verification failed: {exc}"
                 result.records.append(rec)
         return
-    for (cf, _), file_verdicts in zip(todo, verdicts, strict=True):
+    for (cf, text), file_verdicts in zip(todo, verdicts, strict=True):
         added = cf.added if not result.all_lines else frozenset()
         for gi, verdict in zip(config.instructions, file_verdicts, strict=True):
             rec = gatemod.new_gate_record(cf, gi)
             if verdict.passed is None:
                 rec["status"], rec["error"] = "error", f"verifier error: {verdict.error}"
             else:
-                rec["violations"] = gatemod.violation_records(verdict, added, result.all_lines)
+                seen = gatemod.gate_view(verdict, text, config)  # suppression comments judged
+                rec["violations"] = gatemod.violation_records(seen, added, result.all_lines)
                 rec["status"] = "failed" if any(v["counted"] for v in rec["violations"]) else "passed"
             result.records.append(rec)
 

@@ -284,6 +284,15 @@ def derive_required_modules(problem: Task) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if n and n not in STDLIB and n != "__future__"))
 
 
+def task_modules(problem: Task) -> frozenset[str]:
+    """Every top-level module ``problem`` itself needs, standard library included: its
+    declared ``libs``, its test code's imports and :func:`required_modules`. Only these can be
+    missing from the environment as an infrastructure failure; a module only the candidate
+    imports is the candidate's (``import winreg`` on Linux fails, as upstream)."""
+    return frozenset(problem.libs) | _imports(problem.test.code or "") | frozenset(
+        required_modules(problem))
+
+
 def required_modules(problem: Task) -> tuple[str, ...]:
     """Top-level non-standard-library modules ``problem`` needs, sorted: the suite record's
     ``requires`` when it has one (no parsing at run time), else

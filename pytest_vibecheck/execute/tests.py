@@ -43,10 +43,10 @@ from pytest_vibecheck.execute.sandbox import (
     SandboxSettings,
     run_in_sandbox,
 )
-from pytest_vibecheck.execute.screen import screen
 from pytest_vibecheck.execute.slots import note_sleeping
 from pytest_vibecheck.execute.spec import Task
 from pytest_vibecheck.execute.verdict import Verdict, decide
+from pytest_vibecheck.screen import screen
 from pytest_vibecheck.types import TEST_STATUSES, TestStatus
 
 ExecStatus = TestStatus
@@ -91,7 +91,7 @@ class ExecSettings:
       empty for the interpreter running pytest-vibecheck). Part of the cache key.
     - ``screen``: screen the source of a candidate whose tests share its interpreter
       (``bigcodebench-unittest``) for reflective constructs before it runs
-      (:mod:`pytest_vibecheck.execute.screen`); each finding is a ``tampered`` reason. On by
+      (:mod:`pytest_vibecheck.screen`); each finding is a ``tampered`` reason. On by
       default; off only to test the layers behind it. Part of the cache key.
     """
 
@@ -424,7 +424,7 @@ def _run_once(
     kind = problem.test.kind
     wall = _wall_clock(problem, limit, settings)
     sb = dataclasses.replace(settings.sandbox, timeout_s=wall)
-    known = frozenset(envcheck.IMPORT_TO_PYPI) | frozenset(envcheck.required_modules(problem))
+    known = envcheck.task_modules(problem)
     expected = expected_tests(kind, problem.test.code or "")
     if expected.error is not None and kind in ("bigcodebench-unittest", "humaneval"):
         return ExecResult(

@@ -52,17 +52,19 @@ def _entry(row: Any, width: int) -> list[str] | None:
 
 
 def env_missing(module: str, known: frozenset[str], python: str | None) -> str | None:
-    """The top-level name of ``module`` when it is one the task may need (a declared library,
-    a known third-party library or the standard library) and the sandbox's interpreter really
-    lacks it (checked here, by a process that never ran candidate code); ``module`` itself
-    for NLTK data (``nltk_data:ID=PATH``) that ``nltk.data.find`` does not find there; else
-    None."""
+    """The top-level name of ``module`` when the task itself needs it (``known``:
+    :func:`~pytest_vibecheck.execute.envcheck.task_modules`) and the sandbox's interpreter
+    really lacks it (checked here, by a process that never ran candidate code); ``module``
+    itself for NLTK data (``nltk_data:ID=PATH``) of a task that needs ``nltk`` that
+    ``nltk.data.find`` does not find there; else None: a module or data only the candidate
+    asks for is its own failure, never an infrastructure error that would take the task out
+    of the metrics."""
     if envcheck.is_nltk_data(module):
-        return module if envcheck.data_missing(module, python) else None
+        return module if "nltk" in known and envcheck.data_missing(module, python) else None
     top = module.split(".")[0]
     if not top.isidentifier():
         return None
-    if top not in known and top not in envcheck.STDLIB:
+    if top not in known:
         return None
     return top if top not in envcheck.available([top], python) else None
 

@@ -3,7 +3,9 @@
 ``score_batch(completions, problems)`` scores each completion against its problem (a suite task
 id ``"bigvibebench::BigCodeBench/13"`` or an inline problem): the unit tests in the sandbox,
 the VeriCode instructions through the batch Ruff engine, and the paper's composite
-``alpha * IF + (1 - alpha) * func`` (Vibe Checker, arXiv 2510.07315, §4.5). Infrastructure
+(Vibe Checker, arXiv 2510.07315, §4.5) gated by the tests by default,
+``func * (alpha * IF + 1 - alpha)`` (``composite="blend"``: the paper's
+``alpha * IF + (1 - alpha) * func``). Infrastructure
 failures come back as ``reward=None`` with ``status="infra_error"``, never as 0.
 
 Framework adapters: :class:`pytest_vibecheck.reward.trl.VibecheckReward` (TRL ``GRPOTrainer``

@@ -1,8 +1,10 @@
 """Score a batch of completions: unit tests in the sandbox plus VeriCode verdicts, one reward each.
 
-The reward of a completion is the paper's composite (Vibe Checker, arXiv 2510.07315, §4.5)::
+The reward of a completion is, by default, the paper's composite (Vibe Checker, arXiv
+2510.07315, §4.5) gated by the tests (``RewardConfig.composite``)::
 
-    reward = alpha * IF + (1 - alpha) * func
+    reward = func * (alpha * IF + 1 - alpha)        # "gated" (default)
+    reward = alpha * IF + (1 - alpha) * func        # "blend", the paper's
 
 - ``func`` (functional outcome) is 1.0 when every unit test passes in the sandbox and 0.0 for
   a model failure: ``failed``, ``timeout``, ``tampered`` (the candidate interfered with its
@@ -103,9 +105,11 @@ class RewardConfig:
       BigVibeBench by Pearson correlation with human preference, §4.5);
     - ``if_level``: ``"instruction"`` (instruction-level IF, the paper's composite) or
       ``"task"`` (task-level IF: 1 only if every instruction passes);
-    - ``composite``: ``"blend"`` = ``alpha * IF + (1 - alpha) * func`` (paper §4.5), or
-      ``"gated"`` = ``func * (alpha * IF + 1 - alpha)``: instruction credit only for code that
-      passes its tests, so a policy cannot trade correctness for style;
+    - ``composite``: ``"gated"`` (default) = ``func * (alpha * IF + 1 - alpha)``: instruction
+      credit only for code that passes its tests, so code that fails them, and a reply with
+      no code, earn 0 (a policy cannot be paid for style alone; issue 23), or ``"blend"`` =
+      ``alpha * IF + (1 - alpha) * func``, the paper's composite (§4.5), which pays
+      ``alpha * IF`` to code that fails its tests;
     - ``functional``: run the unit tests (False: IF only, reward = IF);
     - ``instructions``: judge the instructions (False: tests only, reward = func); a problem
       with no instruction always gets reward = func;
@@ -125,7 +129,7 @@ class RewardConfig:
 
     alpha: float = 0.4
     if_level: IfLevel = "instruction"
-    composite: Composite = "blend"
+    composite: Composite = "gated"
     functional: bool = True
     instructions: bool = True
     k: int | None = None

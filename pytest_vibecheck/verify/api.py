@@ -12,10 +12,21 @@ What each instruction judges (its ``verifier.target``):
   code is given.
 
 Before linting, the code is normalised to LF line endings and exactly one final newline (a
-blank text becomes empty), so a missing final newline never fails style_1 through W292. A reply
-without code is judged as empty code (most instructions pass it): callers that report "no code"
-as its own outcome check :func:`~pytest_vibecheck.verify.extract.extract_code` first (its ``method`` is
-``"none"``), as the plugin's runner does.
+blank text becomes empty), so a missing final newline never fails style_1 through W292.
+
+What no single verifier judges (docs/verifiers.md, "Replies a reviewer would not sign"):
+
+* an item given as a ``reply`` only (its code extracted here) whose reply has no code
+  (:func:`~pytest_vibecheck.verify.nocode.no_code_reason`: nothing extracted, prose, or code
+  with nothing to run, such as only a docstring, only imports or a stub) fails every
+  instruction with one ``NO-CODE`` violation, as in the plugin and the reward; code given
+  as ``code`` is judged as it is (an ``__init__.py`` of imports is honest in the gate);
+* code that runs code built at run time (``exec`` of a string, ``compile`` with
+  ``types.FunctionType``, ...: :func:`~pytest_vibecheck.verify.substance.hidden_code`)
+  fails every code-level instruction, with a ``hidden-code`` violation at each construct.
+
+Suppression comments (``# noqa``, ``# ruff: noqa``, ``# ruff: disable[...]``, ...) never excuse a
+violation: Ruff runs with ``--ignore-noqa`` (:mod:`pytest_vibecheck.verify.ruff_engine`).
 Parameters are validated as in the paper (§3.1, :func:`pytest_vibecheck.verify.params.validate_params`,
 non-strict): unknown keys are dropped and invalid values reset to the default; each change is
 emitted as a :class:`~pytest_vibecheck.errors.ParameterWarning` and kept in
@@ -24,6 +35,7 @@ emitted as a :class:`~pytest_vibecheck.errors.ParameterWarning` and kept in
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +46,7 @@ from pytest_vibecheck.registry import get_registry
 from pytest_vibecheck.types import ExtractMode as ExtractMode
 from pytest_vibecheck.verify.checks import SYNTAX_RULE
 from pytest_vibecheck.verify.instructions import Instruction, InstructionRegistry, default_registry
+from pytest_vibecheck.verify.nocode import NO_CODE_RULE
 from pytest_vibecheck.verify.params import validate_params
 from pytest_vibecheck.verify.ruff_engine import (
     RuffCheck,
@@ -42,7 +55,9 @@ from pytest_vibecheck.verify.ruff_engine import (
     RuffOutcome,
     RuffRun,
     default_engine,
+    selector_covers,
 )
+from pytest_vibecheck.verify.substance import hidden_code
 from pytest_vibecheck.verify.verdict import Verdict, Violation
 
 __all__ = ["BatchVerification", "VerifyItem", "normalise_code", "ruff_check_for", "verify", "verify_batch"]
@@ -120,6 +135,10 @@ class _Planned:
     job_slot: tuple[int, int] | None = None  # (job index, check index)
     found: list[Violation] | None = None  # what the built-in checks found
     check_error: str | None = None  # a built-in check that raised
+    #: the item's reply has no code (a no-code reason): the verdict is a NO-CODE failure
+    no_code: str | None = None
+    #: violations every code-level verdict of the item carries (hidden code)
+    hidden: tuple[Violation, ...] = ()
 
 
 def _resolve_texts(item: VerifyItem, where: str) -> tuple[str | None, str | None]:
@@ -193,7 +212,7 @@ class BatchVerification:
         self._checked[i] = True
         for p in self._plans[i]:
             bound = self._bind(p.inst)
-            if not bound:
+            if not bound or p.no_code is not None:
                 continue
             found: list[Violation] = []
             for name, check, quick in bound:
@@ -230,6 +249,16 @@ def _plan(items: Sequence[VerifyItem], reg: InstructionRegistry) -> list[list[_P
         where = item.label or f"item {i}"
         code, reply = _resolve_texts(item, where)
         code_text: str | None = None  # normalised once per item
+        hidden: tuple[Violation, ...] = ()
+        no_code: str | None = None
+        if code is None:  # a reply: the plugin's no-code rule (substance.py: nothing to run)
+            from pytest_vibecheck.verify.extract import extract_code
+            from pytest_vibecheck.verify.nocode import no_code_reason
+
+            assert item.reply is not None
+            extraction = extract_code(item.reply, item.extract_mode, item.entry_point)
+            code = extraction.code
+            no_code = no_code_reason(extraction)
         row: list[_Planned] = []
         for iid, raw_params in item.instructions:
             inst = reg.get(iid)
@@ -241,16 +270,31 @@ def _plan(items: Sequence[VerifyItem], reg: InstructionRegistry) -> list[list[_P
                 text = reply
             else:
                 if code_text is None:
-                    if code is None:
-                        from pytest_vibecheck.verify.extract import extract_code
-
-                        assert item.reply is not None
-                        code = extract_code(item.reply, item.extract_mode, item.entry_point).code
                     code_text = normalise_code(code)
+                    if no_code is None:
+                        hidden = hidden_code(code_text)
                 text = code_text
-            row.append(_Planned(inst, params, changes, text, check))
+            if check is not None and "__all__" in text and _judges_public(check):
+                text = _DUNDER_ALL.sub("_x_all_", text)
+            planned = _Planned(inst, params, changes, text, check, no_code=no_code)
+            if inst.verifier.target != "reply":
+                planned.hidden = hidden
+            row.append(planned)
         plans.append(row)
     return plans
+
+
+#: ``__all__`` as a name; replaced by a name of the same length (columns keep their place).
+_DUNDER_ALL = re.compile(r"\b__all__\b")
+#: The pydocstyle rules whose subject is a public name (Ruff takes ``__all__`` to say which).
+_PUBLIC_DOC_RULES = ("D100", "D101", "D102", "D103", "D104", "D105", "D106", "D107")
+
+
+def _judges_public(check: RuffCheck) -> bool:
+    """True if ``check`` selects a docstring rule of public names: for it, ``__all__`` does not
+    make a module's names private (docs/verifiers.md, "Replies a reviewer would not sign":
+    ``__all__ = []`` would otherwise hide every undocumented function from doc_3)."""
+    return any(selector_covers(sel, code) for sel in check.rules for code in _PUBLIC_DOC_RULES)
 
 
 def _jobs(plans: list[list[_Planned]]) -> list[RuffJob]:
@@ -260,7 +304,7 @@ def _jobs(plans: list[list[_Planned]]) -> list[RuffJob]:
     job_checks: list[list[RuffCheck]] = []
     for i, row in enumerate(plans):
         for planned in row:
-            if planned.check is None:
+            if planned.check is None or planned.no_code is not None:
                 continue
             key = (i, planned.text)
             j = job_of_text.get(key)
@@ -296,10 +340,23 @@ def verify_batch(
         return batch.finish()
 
 
+#: The no-code reasons (:func:`~pytest_vibecheck.verify.nocode.no_code_reason`) as a reviewer reads them.
+_NO_CODE_WHY = {
+    "none": "nothing to extract",
+    "prose": "only prose",
+    "empty": "nothing to run: only imports, docstrings, constants, pass or stubs",
+    "unparseable": "nested too deeply for the parser",
+}
+
+
 def _verdict(p: _Planned, outcomes: list[list[RuffOutcome]]) -> Verdict:
     iid, params, notes = p.inst.id, p.params, p.changes
+    if p.no_code is not None:
+        why = _NO_CODE_WHY.get(p.no_code, p.no_code)
+        return Verdict.judged(iid, [Violation(NO_CODE_RULE, 1, 1, f"the reply contains no code ({why})")],
+                              params=params, warnings=notes)
     version: str | None = None
-    violations: list[Violation] = []
+    violations: list[Violation] = list(p.hidden)
     syntax = False
     if p.job_slot is not None:
         outcome = outcomes[p.job_slot[0]][p.job_slot[1]]

@@ -24,8 +24,8 @@ Definitions (Vibe Checker, arXiv 2510.07315, Table 1; ``reference/vericode.md`` 
 ``pandas_df_name`` (library_2, replacing Ruff's PD901, removed in Ruff 0.12)
     By default exactly Ruff's former PD901 (``pandas-df-variable-name``, as in Ruff 0.11.13,
     the version the paper pinned): an assignment statement with a single target that is the
-    plain name ``df`` (``df = ...``), anywhere in the code; ``# noqa`` / ``# noqa: PD901`` on the
-    line and a file-level ``# ruff: noqa`` suppress it, as in Ruff. Not flagged (as in PD901):
+    plain name ``df`` (``df = ...``), anywhere in the code; no suppression comment excuses it
+    (Ruff's would: issue 23, as every verdict ignores them). Not flagged (as in PD901):
     tuple targets (``df, n = ...``), chained (``a = df = ...``), annotated (``df: T = ...``) and
     augmented assignments, ``for df in``, ``with ... as df``, ``(df := ...)`` and function
     parameters named ``df`` (BigCodeBench task signatures often impose ``def task_func(df)``).
@@ -40,10 +40,12 @@ import bisect
 import contextlib
 import io
 import json
+import operator
 import re
 import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
+from typing import Any
 
 from pytest_vibecheck.verify.extract import known_to_parse, parse_shared
 from pytest_vibecheck.verify.verdict import Violation
@@ -66,8 +68,6 @@ _THINK_PAIR = re.compile(r"<(think|thinking)>.*?</\1>", re.DOTALL | re.IGNORECAS
 _THINK_CLOSE = re.compile(r"</(?:think|thinking)>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<(?:think|thinking)>", re.IGNORECASE)
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*?)[ \t]*$")
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_FILE_NOQA = re.compile(r"^#\s*(?:ruff|flake8)\s*:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
 #: ``df`` followed by ``=`` (spaces, closing parentheses or a line continuation between): every
 #: PD901 finding matches this, so code without a match has nothing to find.
 _DF_ASSIGN = re.compile(r"\bdf\b[\s)\\]*=(?!=)")
@@ -141,7 +141,7 @@ def pure_code_reply(reply: str) -> list[Violation]:
         return [Violation("empty-reply", 1, 1, "the reply is empty: it contains no code")]
     offset = text[: len(text) - len(text.lstrip())].count("\n")
     if known_to_parse(stripped + "\n"):  # a whole reply's code, as extraction gives it
-        return []
+        return _prose_strings(stripped, offset)
     try:
         _parse(stripped)
     except (SyntaxError, ValueError) as exc:
@@ -152,7 +152,76 @@ def pure_code_reply(reply: str) -> list[Violation]:
             if _FENCE.match(ln)
         ]
         return fences or [_syntax_violation(exc, offset, "reply")]
-    return []
+    return _prose_strings(stripped, offset)
+
+
+#: A line that starts with a string literal (after its indentation), or with ``NAME = "``.
+_STRING_LINE = re.compile(r"^[ \t]*(?:[A-Za-z_]\w*[ \t]*=[ \t]*)?[rRbBuU]{0,2}['\"]", re.MULTILINE)
+
+
+def _prose_strings(code: str, offset: int) -> list[Violation]:
+    """doc_4's rule the paper did not have (docs/verifiers.md, "Replies a reviewer would not
+    sign"): a string literal alone as a statement that is not a docstring (not the first
+    statement of the module, a class or a function) does nothing, and so does a sentence (four
+    words or more) assigned at module level to a name that nothing reads: prose kept in a
+    string. One ``prose-string`` violation each. ``code`` parses."""
+    if _STRING_LINE.search(code) is None or not _may_hold_prose(code):
+        return []
+    tree = parse_shared(code if code.endswith("\n") else code + "\n")
+    docstrings = {id(n) for n in _docstring_nodes(tree)}
+    out = [
+        Violation("prose-string", node.lineno + offset, node.col_offset + 1,
+                  "a string literal alone as a statement, not a docstring: prose kept in a string")
+        for node in _statements(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str) and id(node) not in docstrings
+    ]
+    loaded: set[str] | None = None
+    for node in tree.body:  # ``NOTE = "Sure! Here is ..."`` that nothing reads
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            and len(node.value.value.split()) >= _PROSE_WORDS
+        ):
+            if loaded is None:
+                loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            if node.targets[0].id not in loaded:
+                out.append(Violation("prose-string", node.lineno + offset, node.col_offset + 1,
+                                     f"a sentence assigned to `{node.targets[0].id}`, which nothing reads: "
+                                     "prose kept in a string"))
+    return sorted(out, key=Violation.sort_key)
+
+
+#: A line that opens a body whose first string is a docstring: a ``def`` or ``class`` header,
+#: or the end of one that spans lines (``) -> int:``).
+_HEADER = re.compile(r"(?:(?:async\s+)?def|class)\b|\)")
+_TRIPLE = re.compile(r"\"\"\"|\'\'\'")
+
+
+def _may_hold_prose(code: str) -> bool:
+    """False when no string can be a prose statement: every line that starts with a string is
+    the module's first code line, follows a ``def``/``class`` header, or is inside a
+    triple-quoted string; True when only a parse can tell. (A ``NAME = "..."`` line at the
+    margin is always a candidate.)"""
+    prev: str | None = None
+    inside = False
+    for line in code.split("\n"):
+        stripped = line.strip()
+        if not stripped or (stripped[0] == "#" and not inside):
+            continue
+        if not inside and _STRING_LINE.match(line):
+            assigned = line[:1].isalpha()  # NAME = "..." at the margin
+            docstring = prev is None or (prev.endswith(":") and _HEADER.match(prev) is not None)
+            if assigned or not docstring:
+                return True
+        if len(_TRIPLE.findall(line)) % 2:
+            inside = not inside
+        prev = stripped
+    return False
+
+
+#: Words from which an unread module-level string is taken for prose.
+_PROSE_WORDS = 4
 
 
 # ----------------------------------------------------------------------------- doc_5
@@ -319,9 +388,9 @@ def code_then_json_reply(reply: str) -> list[Violation]:
     """doc_6: exactly one ```` ```python ```` block, then exactly one ```` ```json ```` block.
 
     Only whitespace may surround and separate the two blocks; the Python block must not be
-    blank and the JSON block must parse. Violations: ``text-outside-blocks`` (one per run of
-    prose), ``unterminated-fence``, ``block-count``, ``block-language``, ``empty-block``,
-    ``invalid-json``.
+    blank and the JSON block must parse and explain something (:func:`_explains`). Violations:
+    ``text-outside-blocks`` (one per run of prose), ``unterminated-fence``, ``block-count``,
+    ``block-language``, ``empty-block``, ``invalid-json``, ``empty-json``.
     """
     lines = strip_reasoning(reply).split("\n")
     out: list[Violation] = []
@@ -376,13 +445,38 @@ def code_then_json_reply(reply: str) -> list[Violation]:
                                  f"the second block must be ```json, found ```{tag or '(no tag)'}"))
         else:
             try:
-                json.loads("\n".join(content))
+                value = json.loads("\n".join(content))
             except ValueError as exc:
                 jl = getattr(exc, "lineno", 1)
                 jc = getattr(exc, "colno", 1)
                 msg = getattr(exc, "msg", str(exc))
                 out.append(Violation("invalid-json", line + jl, jc, f"the json block does not parse: {msg}"))
+            else:
+                if not _explains(value):
+                    out.append(Violation("empty-json", line, 1,
+                                         "the json block explains nothing: an object or array "
+                                         "with some text is needed (it is empty or has no keys)"))
     return out
+
+
+def _explains(value: object) -> bool:
+    """doc_6's rule the paper did not have: the JSON block is an object or an array holding
+    some text (a key or a string with a letter); ``{}``, ``[]``, ``null``, ``0``, ``"x"`` alone
+    and ``{"": ""}`` explain nothing."""
+    if not isinstance(value, (dict, list)):
+        return False
+    stack: list[object] = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if any(any(ch.isalpha() for ch in k) for k in v):
+                return True
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str) and any(ch.isalpha() for ch in v):
+            return True
+    return False
 
 
 # ----------------------------------------------------------------------------- library_2
@@ -394,14 +488,6 @@ def _df_candidate(code: str, all_bindings: bool = False) -> bool:
     if all_bindings:
         return re.search(r"\bdf\b", code) is not None
     return _DF_ASSIGN.search(code) is not None
-
-
-def _noqa_suppressed(line: str, rule: str) -> bool:
-    m = _NOQA.search(line)
-    if m is None:
-        return False
-    codes = m.group("codes")
-    return codes is None or rule in re.split(r"[\s,]+", codes.upper())
 
 
 def pandas_df_name(code: str, *, all_bindings: bool = False) -> list[Violation]:
@@ -419,8 +505,6 @@ def pandas_df_name(code: str, *, all_bindings: bool = False) -> list[Violation]:
         return [_syntax_violation(exc)]
     if not _df_candidate(code, all_bindings):
         return []
-    if _FILE_NOQA.search(code):
-        return []
     lines = code.split("\n")
     targets: list[ast.Name] = []
     # PD901 looks at assignment statements only: walking the statements is enough.
@@ -435,15 +519,159 @@ def pandas_df_name(code: str, *, all_bindings: bool = False) -> list[Violation]:
             and node.targets[0].id == "df"
         ):
             targets.append(node.targets[0])
-    out: list[Violation] = []
-    for name in sorted(targets, key=lambda n: (n.lineno, n.col_offset)):
-        line = lines[name.lineno - 1] if name.lineno <= len(lines) else ""
-        if _noqa_suppressed(line, "PD901"):
+    return [
+        Violation("PD901", name.lineno, _char_col(lines, name.lineno, name.col_offset),
+                  "Avoid using the generic variable name `df` for DataFrames")
+        for name in sorted(targets, key=lambda n: (n.lineno, n.col_offset))
+    ]
+
+
+# ----------------------------------------------------------------------------- logic_1
+
+
+def _constant_truth(node: ast.expr) -> bool | None:
+    """The truth of a test Python decides without running anything (``False``, ``0``, ``None``,
+    ``""``, ``not True``), or None."""
+    if isinstance(node, ast.Constant):
+        return bool(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _constant_truth(node.operand)
+        return None if inner is None else not inner
+    if (  # ``1 > 2``, ``"a" == "b"``: one comparison of two numbers or two strings
+        isinstance(node, ast.Compare) and len(node.ops) == 1
+        and isinstance(node.left, ast.Constant) and isinstance(node.comparators[0], ast.Constant)
+    ):
+        a, b = node.left.value, node.comparators[0].value
+        same = (isinstance(a, (int, float)) and isinstance(b, (int, float))) or (isinstance(a, str) and isinstance(b, str))
+        compare = _COMPARE.get(type(node.ops[0]))
+        if same and compare is not None:
+            return bool(compare(a, b))
+    return None
+
+
+_COMPARE: Mapping[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+    ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
+
+
+def _bare(node: ast.expr) -> bool:
+    """A name, an attribute chain on one, or a tuple of them: evaluating it does nothing."""
+    if isinstance(node, ast.Tuple):
+        return all(_bare(e) for e in node.elts)
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _decoy_parts(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+    """(the children that run, the children that never run or do nothing) of ``node``."""
+    if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+        truth = _constant_truth(node.test)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+        if truth is False:
+            return [node.test, *orelse], list(body)
+        if truth is True and not isinstance(node, ast.While):
+            return [node.test, *body], list(orelse)
+    elif isinstance(node, ast.BoolOp):
+        for k, value in enumerate(node.values):
+            truth = _constant_truth(value)
+            if truth is (not isinstance(node.op, ast.And)):  # ``True or x``, ``False and x``
+                return list(node.values[: k + 1]), list(node.values[k + 1:])
+    elif isinstance(node, ast.Expr) and _bare(node.value):
+        return [], [node.value]  # ``os`` alone on a line
+    elif (
+        isinstance(node, ast.Assign) and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "_"
+        and (_bare(node.value) or isinstance(node.value, ast.Lambda))
+    ):
+        return [], [node.value]  # ``_ = os``, ``_ = lambda: os``
+    elif isinstance(node, ast.Assert) and _bare(node.test):
+        return [] if node.msg is None else [node.msg], [node.test]  # ``assert os``
+    return list(ast.iter_child_nodes(node)), []
+
+
+#: Text without any of these has no decoy use (:func:`decoy_uses`), so it is not parsed: a test
+#: on a constant (``if False``, ``while 0``, ``x if 1 > 2 else``), a constant that short-cuts
+#: ``and``/``or``, ``_ =``, ``assert NAME``, ``__all__``, a private ``def``, a line that is
+#: only a name.
+_DECOY_HINT = re.compile(
+    r"\b(?:if|elif|while)\b[\s(]*(?:not\b[\s(]*)*(?:False|True|None|[0-9.]|[bruBRU]?['\"])"
+    r"|\b(?:False|True|None|0|1)\s*\)*\s*(?:and|or)\b"
+    r"|(?:^|\n)[ \t]*_[ \t]*=|\bassert\b|__all__|\bdef\s+_"
+)
+_KEYWORD_LINES = frozenset({"pass", "break", "continue", "return", "else", "try", "finally", "raise", "yield"})
+
+
+def _may_have_decoys(code: str) -> bool:
+    if _DECOY_HINT.search(code) is not None:
+        return True
+    for line in code.split("\n"):  # a line that is only a name (``os``, ``(os.path)``)
+        word = line.split("#", 1)[0].strip().strip("()").strip()
+        if word and word.replace(".", "_").isidentifier() and word not in _KEYWORD_LINES:
+            return True
+    return False
+
+
+def decoy_uses(code: str) -> list[Violation]:
+    """logic_1 (beside Ruff's F rules): an import whose every use is a decoy, which Ruff's F401
+    counts as a use: a name used only in code that never runs (``if False:``, ``if 1 > 2:``,
+    ``while 0:``, ``x if False else y``, ``False and x``, a private module-level function that
+    nothing names), alone as a statement (``os``, ``assert os``), or assigned to ``_``
+    (``_ = os``, ``_ = lambda: os``), or listed in ``__all__`` (a solution exports nothing). One
+    ``F401``
+    violation per such import, at the imported name as Ruff reports it; ``[]`` for code that
+    does not parse (Ruff reports the syntax error). A rule the paper did not have
+    (docs/verifiers.md, "Replies a reviewer would not sign")."""
+    if "import" not in code or not _may_have_decoys(code):
+        return []
+    try:
+        tree = parse_shared(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    imported: dict[str, ast.alias] = {}
+    for node in _statements(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    imported[(alias.asname or alias.name).split(".")[0]] = alias
+    if not imported:
+        return []
+    live: set[str] = set()
+    decoy: set[str] = set()
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    # a private module-level function that nothing names never runs
+    stack: list[tuple[ast.AST, bool]] = [
+        (node, isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list
+         and node.name.startswith("_") and not node.name.startswith("__") and node.name not in loaded)
+        for node in tree.body
+    ]
+    while stack:
+        node, dead = stack.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            (decoy if dead else live).add(node.id)
             continue
-        out.append(
-            Violation("PD901", name.lineno, _char_col(lines, name.lineno, name.col_offset),
-                      "Avoid using the generic variable name `df` for DataFrames")
-        )
+        if (
+            isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not dead
+            and any(isinstance(t, ast.Name) and t.id == "__all__"
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+        ):
+            decoy.update(c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+            continue
+        runs, never = _decoy_parts(node)
+        stack.extend((c, dead) for c in runs)
+        stack.extend((c, True) for c in never)
+    lines = code.split("\n")
+    out = []
+    for name, alias in imported.items():
+        if name in decoy and name not in live:
+            line = getattr(alias, "lineno", 1)
+            col = _char_col(lines, line, getattr(alias, "col_offset", 0))
+            out.append(Violation("F401", line, col, f"`{alias.name}` imported but used only in code that "
+                                 "never runs or does nothing (a decoy use)"))
     return out
 
 
@@ -454,6 +682,7 @@ CHECKS: Mapping[str, Callable[[str], list[Violation]]] = MappingProxyType(
         "no_comments_or_docstrings": no_comments_or_docstrings,
         "code_then_json_reply": code_then_json_reply,
         "pandas_df_name": pandas_df_name,
+        "decoy_uses": decoy_uses,
     }
 )
 
@@ -466,10 +695,10 @@ CHECKS: Mapping[str, Callable[[str], list[Violation]]] = MappingProxyType(
 #: just before (the reward's no-code rule) shares the tree with them. (pure_code_reply parses
 #: the reply, which for a whole reply is the code as extraction gives it: it asks
 #: :func:`~pytest_vibecheck.verify.extract.known_to_parse` first.)
-PARSES_CODE: frozenset[str] = frozenset({"no_comments_or_docstrings", "pandas_df_name"})
+PARSES_CODE: frozenset[str] = frozenset({"no_comments_or_docstrings", "pandas_df_name", "decoy_uses"})
 
 NOTHING_BUT_SYNTAX: Mapping[str, Callable[[str], bool]] = MappingProxyType(
-    {"pandas_df_name": lambda text: not _df_candidate(text)}
+    {"pandas_df_name": lambda text: not _df_candidate(text), "decoy_uses": lambda text: "import" not in text}
 )
 
 

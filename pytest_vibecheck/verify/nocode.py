@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pytest_vibecheck.verify.extract import parse_shared
+from pytest_vibecheck.verify.substance import inert_module, nothing_to_run
 
 if TYPE_CHECKING:
     from pytest_vibecheck.verify.extract import Extraction
@@ -53,21 +54,21 @@ def code_status(
     """The no-code reason of one extracted text (see :func:`no_code_reason`) and whether it
     parsed, by parsing it with ``parse`` (default
     :func:`~pytest_vibecheck.verify.extract.parse_shared`, whose tree the verifiers reuse).
-    The reason is ``"prose"``, ``"unparseable"`` or None (it has code). ``whole_reply``: the
-    text is the whole reply (no fenced block was found)."""
+    The reason is ``"prose"``, ``"unparseable"``, ``"empty"`` (nothing to run:
+    :func:`~pytest_vibecheck.verify.substance.inert_module`) or None (it has code).
+    ``whole_reply``: the text is the whole reply (no fenced block was found)."""
     try:
         tree = parse(code)
     except (SyntaxError, ValueError):
         return ("prose" if whole_reply else None), False
     except (MemoryError, RecursionError):
         return "unparseable", False
-    if not whole_reply:
-        return None, True
-    bare = all(
+    if whole_reply and all(
         isinstance(node, ast.Expr) and isinstance(node.value, (ast.Name, ast.Constant))
         for node in tree.body
-    )
-    return ("prose" if bare else None), True
+    ):
+        return "prose", True
+    return ("empty" if inert_module(tree) else None), True
 
 
 def code_reason(
@@ -83,6 +84,9 @@ def no_code_reason(extraction: Extraction, parse_free: int | None = None) -> str
     - ``"none"``: extraction found nothing (method ``none``) or only whitespace;
     - ``"prose"``: no fenced block, and the whole reply does not parse as Python or is only bare
       names and constants (prose such as ``"Sorry"`` parses as a name);
+    - ``"empty"``: the code has nothing to run (only imports, docstrings and other constants,
+      ``pass``, ``...``, stubs: :func:`~pytest_vibecheck.verify.substance.nothing_to_run`;
+      issue 23), fenced or not;
     - ``"unparseable"``: code nested so deep that CPython's parser gives up (``MemoryError`` or
       ``RecursionError`` from :func:`~pytest_vibecheck.verify.extract.parse_quietly`, e.g. a few
       hundred thousand unary operators), fenced or not: it would crash the in-process verifiers.
@@ -91,8 +95,9 @@ def no_code_reason(extraction: Extraction, parse_free: int | None = None) -> str
     the plugin and the reward layer alike.
 
     Fenced code shorter than ``parse_free`` characters (default :func:`parse_free_length`;
-    a caller judging many replies computes it once) is not parsed: it has code, and it
-    cannot be too deep for the parser.
+    a caller judging many replies computes it once) cannot be too deep for the parser: it is
+    parsed only when it may have nothing to run (a statement keyword such as ``return``
+    outside its strings rules that out without a parse).
     """
     if extraction.method == "none" or not extraction.code.strip():
         return "none"
@@ -101,5 +106,5 @@ def no_code_reason(extraction: Extraction, parse_free: int | None = None) -> str
         if parse_free is None:
             parse_free = parse_free_length()
         if len(extraction.code) < parse_free:
-            return None
+            return "empty" if nothing_to_run(extraction.code) else None
     return code_reason(extraction.code, whole_reply)

@@ -19,7 +19,8 @@ Protocol (binary, on the helper's standard input and output): a batch is ``b"B"`
 length in bytes (4 bytes) and its UTF-8 bytes (``surrogatepass``). The helper answers one
 byte per text, in order, then ``b"E"``: ``b"c"`` code that parsed, ``b"s"`` code that did not
 (a fenced block with a syntax error), ``b"b"`` prose that parsed (bare names and constants),
-``b"p"`` prose that did not parse, ``b"u"`` unparseable.
+``b"p"`` prose that did not parse, ``b"u"`` unparseable, ``b"e"`` code that parsed and has
+nothing to run (:func:`~pytest_vibecheck.verify.substance.inert_module`).
 ``b"C"`` (cancel) makes it skip the rest of the batch and answer ``b"E"`` at once; a cancel
 that arrives between batches is ignored. End of input ends the helper.
 """
@@ -50,7 +51,7 @@ _STALL_S = 10.0
 #: answer byte -> (no-code reason, parsed)
 _STATUSES: dict[int, tuple[str | None, bool]] = {
     ord("c"): (None, True), ord("s"): (None, False), ord("b"): ("prose", True),
-    ord("p"): ("prose", False), ord("u"): ("unparseable", False),
+    ord("p"): ("prose", False), ord("u"): ("unparseable", False), ord("e"): ("empty", True),
 }
 _ANSWERS = {status: bytes([byte]) for byte, status in _STATUSES.items()}
 

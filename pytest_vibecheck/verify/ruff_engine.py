@@ -3,7 +3,7 @@
 The paper's pipeline (Vibe Checker, arXiv 2510.07315, §2.2; github.com/maszhongming/SWE-IF)
 runs one ``ruff check`` per (code, instruction), about 4 ms each. This engine writes every
 sample into a private temporary tree and lints the whole tree with **one**
-``ruff check --output-format=concise --quiet --no-cache`` process:
+``ruff check --ignore-noqa --output-format=concise --quiet --no-cache`` process:
 
 * a few configuration folders, each holding its configuration as its own ``ruff.toml``
   (Ruff's hierarchical configuration picks the nearest file, so each folder is linted with
@@ -14,6 +14,14 @@ sample into a private temporary tree and lints the whole tree with **one**
 
 :meth:`RuffEngine.start` returns while Ruff runs (its output goes to files in the tree, so it
 never waits on a pipe), so a caller can do other work meanwhile; :meth:`RuffEngine.run` waits.
+
+**Suppressions.** ``--ignore-noqa`` makes Ruff report what every suppression comment it
+honours would hide: line ``# noqa`` / ``# noqa: CODE``, file-level ``# ruff: noqa`` /
+``# flake8: noqa`` / ``# ruff: noqa: CODE`` / ``# ruff: file-ignore[...]``, the line form
+``# ruff: ignore[...]`` and the block form ``# ruff: disable[...]`` ... ``# ruff: enable[...]``
+(Ruff 0.15+; codes or, in preview, rule names); measured with Ruff 0.17.6. A suppression never
+excuses a violation of an instruction (issue 23); the gate reports the comments themselves
+(:mod:`pytest_vibecheck.ci.suppressions`).
 
 **Output.** Ruff's concise output (``PATH:ROW:COL: CODE MESSAGE``, one line per diagnostic,
 about a fifth of the size of its JSON) carries every field a verdict needs: rule code,
@@ -765,7 +773,7 @@ class _Process:
         stem = os.path.join(cwd, f"ruff-{os.getpid()}-{next(_Process._serial)}")
         self.out_path, self.err_path = stem + ".out", stem + ".err"
         fmt = ["--output-format=concise", "--quiet"] if concise else ["--output-format=json"]
-        cmd = [engine.ruff_bin(), "check", "--no-cache", *fmt, "--no-fix", *targets]
+        cmd = [engine.ruff_bin(), "check", "--no-cache", "--ignore-noqa", *fmt, "--no-fix", *targets]
         self.started = time.monotonic()
         self.proc: subprocess.Popen[bytes] | None = None
         self.launch_error: str | None = None

@@ -291,7 +291,7 @@ class Policy:
                 # (``<string>``: namedtuple's __new__, whose defaults it sets) are left alone
                 if (filename.startswith("/") or filename in PROTECTED_FILES) and not (
                     candidate_function(target, self.namespace)
-                ):
+                ) and not _importing(target):
                     return f"changed {name} of {target.__module__}.{target.__qualname__}"
             elif name == "__class__" and isinstance(target, _ModuleType):
                 new = args[2] if len(args) > 2 else None
@@ -311,6 +311,16 @@ class Policy:
             if isinstance(name, str) and name.startswith(("Py", "_Py", "process_vm", "ptrace")):
                 return f"looked up {name} with ctypes"
         return None
+
+
+def _importing(target: Any) -> bool:
+    """True while the package of library function ``target`` is still being imported (its
+    top-level module's spec is ``_initializing``): a library that sets its own functions'
+    ``__code__`` as it loads (numpy 1.23's ``empty_like`` and the like) is not tampering, even
+    when the candidate's import of it is what loads it."""
+    top = sys.modules.get(str(getattr(target, "__module__", "") or "").split(".")[0])
+    spec = getattr(top, "__spec__", None) if top is not None else None
+    return getattr(spec, "_initializing", False) is True
 
 
 def make_hook(policy: Policy) -> Any:

@@ -94,6 +94,11 @@ class Calls:
         self.timed_out = False
         self.threads_at_start = 0
         self.count = 0
+        #: the candidate's generators handed to the tests through :func:`remote_iterator`,
+        #: kept alive until the process ends (``os._exit``: nothing is finalized), so that one
+        #: the tests drop unfinished is never closed on a test thread, which would run its
+        #: frame there
+        self.kept: list[Any] = []
         self.tracer: Any = None
 
     def run(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -171,7 +176,9 @@ class Calls:
         for item in items:
             if type(item) in _PLAIN:
                 continue
-            ok, got = self.raw(operator.eq, item, object())
+            # the truth of the comparison is taken in C (a list's ``in``), on the call thread:
+            # an ``__eq__`` that returns any true value (``functools.partial(id)``) counts
+            ok, got = self.raw(operator.contains, [object()], item)
             if ok and got is True:
                 return (f"returned an object of type {type(item).__qualname__:.80} that compares "
                         "equal to anything")
@@ -230,6 +237,7 @@ def remote_iterator(calls: Calls, it: Any) -> Any:
     gen: Any = _FunctionType(_REMOTE_CODE, scope, "remote")
     gen.__kwdefaults__ = None
     gen.__defaults__ = (calls,)
+    calls.kept.append(it)
     return gen(it)
 
 
@@ -274,16 +282,30 @@ _PLAIN = (int, float, str, bytes, bool, type(None), complex)
 _SEQS = (list, tuple, set, frozenset)
 
 
-def returned_problem(value: Any, namespace: dict[str, Any], depth: int = 0) -> str | None:
-    """Why ``value`` (what a call of the candidate's returned) is tampering, else None: an
-    object of a class of the candidate's that gives one of :data:`STEERING` to something that
-    is not the candidate's own Python code (``__eq__ = str.__ne__``: no frame of the
-    candidate's would ever run for the tracer to see), looked for in lists, tuples, sets and
-    dicts (4 levels, 200 items each)."""
+def returned_problem(value: Any, namespace: dict[str, Any], depth: int = 0,
+                     held_by_library: bool = False) -> str | None:
+    """Why ``value`` (what a call of the candidate's returned) is tampering, else None:
+
+    - an object of a class of the candidate's that gives one of :data:`STEERING` to something
+      that is not the candidate's own Python code (``__eq__ = str.__ne__``,
+      ``functools.partial(id)``: no frame of the candidate's would ever run for the tracer to
+      see);
+    - an object whose own ``__dict__`` shadows a method of its class with something other than
+      the candidate's Python code (``df.equals = functools.partial(id)``,
+      ``ax.get_title = functools.partial(str, "Title")``): the returned object and what plain
+      containers hold, and pandas and numpy objects wherever they are (inside a library
+      object's attributes others do it honestly: matplotlib binds methods on its transforms);
+
+    looked for in lists, tuples, sets and dicts, in the cells of object arrays, Series and
+    DataFrames (and their labels), and in the attributes of library objects (4 levels, 200
+    items each; the classes of every cell of an object array or frame are all checked)."""
     t = type(value)
     if t in _PLAIN:
         return None
     why = _steering_slot(t, namespace)
+    if why is None and (not held_by_library or str(getattr(t, "__module__", "")).startswith(
+            ("pandas", "numpy"))):
+        why = _shadowing(value, t, namespace)
     if why is not None:
         return why
     if depth >= 4:
@@ -293,16 +315,107 @@ def returned_problem(value: Any, namespace: dict[str, Any], depth: int = 0) -> s
         items = value
     elif t is dict:
         items = [*list(value.keys())[:200], *list(value.values())[:200]]
+    else:
+        cells = _object_cells(value)
+        for klass in {type(c) for cells_of in cells for c in cells_of}:
+            why = _steering_slot(klass, namespace)
+            if why is not None:
+                return why
+        items = [c for cells_of in cells for c in list(cells_of[:200])][:200]
+        held = _own_dict(value)
+        if held is not None and library_class(t):
+            items = [*items, *list(held.values())[:200]]
+            held_by_library = True
     for n, item in enumerate(items):
         if n >= 200:
             break
-        why = returned_problem(item, namespace, depth + 1)
+        why = returned_problem(item, namespace, depth + 1, held_by_library)
         if why is not None:
             return why
     return None
 
 
 _IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types and frozen classes
+#: What a class's namespace may give a name of :data:`STEERING` besides the candidate's own
+#: Python code: the real slot wrappers and method descriptors of a base (their
+#: ``__objclass__`` and ``__name__`` are read-only, unlike those of a ``functools.partial``).
+_SLOT_TYPES = (types.WrapperDescriptorType, types.MethodDescriptorType)
+
+
+def _nested_codes(code: Any) -> frozenset[Any]:
+    out = {code}
+    for const in code.co_consts:
+        if type(const) is types.CodeType:
+            out |= _nested_codes(const)
+    return frozenset(out)
+
+
+#: The code of the methods ``collections.namedtuple`` gives each class it makes (also for
+#: ``typing.NamedTuple``): its ``__repr__`` is the library's, with the class's module.
+_NAMEDTUPLE_CODES = _nested_codes(collections.namedtuple.__code__)
+
+
+#: What a method of a class is, in its namespace.
+_METHOD_TYPES = (_FunctionType, staticmethod, classmethod, types.WrapperDescriptorType,
+                 types.MethodDescriptorType, types.BuiltinFunctionType, functools.partialmethod)
+
+
+def _own_dict(value: Any) -> dict[str, Any] | None:
+    try:
+        held = object.__getattribute__(value, "__dict__")
+    except Exception:  # no instance dict (slots, C types)
+        return None
+    return held if type(held) is dict else None
+
+
+def _shadowing(value: Any, t: type, namespace: dict[str, Any]) -> str | None:
+    """Why ``value``'s own ``__dict__`` steers the tests: an entry named like a method (or a
+    name of :data:`STEERING`) of its class that is not the candidate's Python code."""
+    held = _own_dict(value)
+    if not held:
+        return None
+    spaces = [type.__dict__["__dict__"].__get__(k) for k in type.__dict__["__mro__"].__get__(t)]
+    for name in list(held)[:500]:
+        if type(name) is not str:
+            continue
+        base = next((sp[name] for sp in spaces if name in sp), None)
+        if type(base) not in _METHOD_TYPES and name not in STEERING:
+            continue  # not a method of the class (a class attribute holding a class, a value)
+        member = held[name]
+        if type(member) in (_FunctionType, _MethodType) and _candidate_code(
+                getattr(member, "__func__", member), namespace):
+            continue  # its own Python code: the tracer sees it run on a test thread
+        if base is not None:
+            return (f"returned a {t.__qualname__:.60} whose own {name:.40} is "
+                    f"{type(member).__name__} (over its class's)")
+    return None
+
+
+def _object_cells(value: Any) -> list[Any]:
+    """The object-dtype cell arrays of ``value`` when it is a numpy array, or a pandas
+    Series, Index or DataFrame (with its labels): their elements are compared one by one by
+    ``np.testing`` and ``pandas.testing``."""
+    out: list[Any] = []
+    np = sys.modules.get("numpy")
+    pd = sys.modules.get("pandas")
+    try:
+        if np is not None and isinstance(value, np.ndarray):
+            if value.dtype.hasobject:
+                out.append(value.ravel())
+        elif pd is not None and isinstance(value, (pd.Series, pd.Index)):
+            if getattr(value.dtype, "kind", "") == "O":
+                out.append(value.to_numpy())
+            if isinstance(value, pd.Series):
+                out.extend(_object_cells(value.index))
+        elif pd is not None and isinstance(value, pd.DataFrame):
+            for i, dtype in enumerate(value.dtypes):
+                if getattr(dtype, "kind", "") == "O":
+                    out.append(value.iloc[:, i].to_numpy())
+            out.extend(_object_cells(value.index))
+            out.extend(_object_cells(value.columns))
+    except Exception:  # a value the library cannot read is left to the tests
+        return out
+    return out
 
 
 def library_class(cls: Any) -> bool:
@@ -337,10 +450,14 @@ def _steering_slot(cls: type, namespace: dict[str, Any]) -> str | None:
                 member = space[name]
                 if member is None:
                     continue  # __hash__ = None: unhashable, as Python makes it
-                fn = getattr(member, "__func__", member)
-                same = (getattr(member, "__name__", None) == name
-                        and getattr(member, "__objclass__", None) in mro)
-                if not same and not _candidate_code(fn, namespace):
+                fn = getattr(member, "__func__", member) if type(member) in (
+                    staticmethod, classmethod) else member
+                same = (type(member) in _SLOT_TYPES and member.__name__ == name
+                        and member.__objclass__ in mro)
+                generated = (type(fn) is _FunctionType and type(fn.__code__) is types.CodeType
+                             and fn.__code__ in _NAMEDTUPLE_CODES)
+                if not same and not generated and not (
+                        type(fn) is _FunctionType and _candidate_code(fn, namespace)):
                     return (f"returned an object of its class {cls.__qualname__} whose {name} is "
                             f"{type(member).__name__} {getattr(member, '__qualname__', '')}")
     return None

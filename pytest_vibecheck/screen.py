@@ -26,7 +26,8 @@ The text below is the section for ``docs/sandbox.md`` ("Verdict integrity"), in 
 ### Static screen of the candidate's source
 
 Before a `bigcodebench-unittest` candidate runs, the evaluator parses its source (never runs
-it, `execute/screen.py`) and flags each use of a reflective construct that reaches the grader.
+it, `pytest_vibecheck/screen.py`, which the verifiers' hidden-code rule shares) and flags each
+use of a reflective construct that reaches the grader.
 Each finding is a `tampered` reason: `line 3, column 9: reads the caller's frame
 (sys._getframe) [frame-getframe]`. Names are resolved through the code's imports, aliases
 (`s = sys`, `from sys import _getframe as g`, `__import__('sys')`, `sys.modules['sys']`) and
@@ -57,6 +58,7 @@ predefined, as in BigCodeBench's test module.
 | `subclasses-walk`, `always-equal`, `lying-subclass` | `__subclasses__`; an `__eq__` whose every `return` is a true constant (or `__ne__` false); `__eq__`, `__ne__`, `equals`, `__array_function__` or `__array_ufunc__` defined in a subclass of a library type or of a built-in value type |
 | `string-name` | a string, or an expression the screen evaluates statically (`+`, `%`, `str.format`, `join`, f-strings, slices such as `[::-1]`, `chr`, `map(chr, [...])`, `bytes([...])`, `bytes.fromhex`, `base64` / `binascii` / rot13 decoding, names assigned once), that names one of the attributes, functions or modules above (`'__glob' + 'als__'`); inside `getattr`, `setattr`, `delattr`, `hasattr`, `operator.attrgetter`, `__getattribute__`, `__setattr__` the name is checked as the attribute itself; docstrings are not screened |
 | `screen-limit` | source over 1,000,000 characters, or nested past the parser's own limits (`RecursionError` / `MemoryError`, which `compile` raises too): one finding, nothing screened |
+| `exec-any` (off here) | every `exec` / `eval` / `compile` of a string that is not read from standard input, literals too, and `timeit` of a literal: not a route to the grader, so the sandbox's screen does not report it; the verifiers' hidden-code rule does (docs/verifiers.md) |
 
 Source that does not parse (`SyntaxError`, a null byte) gives no finding; the run reports the
 error. Measured on every real solution the project has (`benchmarks/screen_false_positives.py`:
@@ -165,6 +167,8 @@ _RULE_LIST: tuple[Rule, ...] = (
     Rule("getattr-dynamic", "looks up an attribute whose name is built at run time ({name})", active=False),
     Rule("finalizer", "runs code when an object is collected or at exit ({name})", active=False),
     Rule("builtin-shadow", "defines the builtin name {name} at module level", active=False),
+    # not a tampering route: what the verifiers' hidden-code rule adds (verify/substance.py)
+    Rule("exec-any", "runs code held in a string ({name})", active=False),
 )
 
 #: Every rule, by id.
@@ -1093,6 +1097,8 @@ class _Screener:
         )
         if source is None:
             return
+        if "exec-any" in self.wanted and not self._from_stdin(source, scope, 0):
+            self.report(node, "exec-any", name)
         text = self.fold(source, scope)
         if text is not None:
             self.consumed.add(id(source))
@@ -1119,6 +1125,7 @@ class _Screener:
         text = self.fold(arg, scope)
         if text is not None:
             self.consumed.add(id(arg))
+            self.report(node, "exec-any", func)
             self._screen_literal(node, text, func)
         elif isinstance(arg, (ast.JoinedStr, ast.BinOp)) or (
             isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute)
