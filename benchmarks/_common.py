@@ -28,6 +28,36 @@ SAMPLES = Path(
 PARAMS: dict[str, dict[str, object]] = {"doc_3": {"convention": "google"}}
 
 
+def run_context() -> str:
+    """One line naming what a timing depends on: the commit measured (``git describe``, with
+    ``-dirty`` for uncommitted changes; and the tree the package is imported from when it is not
+    this one), the load average and the CPUs, for every benchmark
+    to print beside its ratios (issue 29)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty"],
+            capture_output=True, text=True, check=False,
+        ).stdout.strip() or "unknown"
+    except OSError:
+        commit = "unknown"
+    import pytest_vibecheck
+
+    package = Path(pytest_vibecheck.__file__).parent.parent
+    tree = "" if package == root else f" (package imported from {package})"
+    load = os.getloadavg()
+    return (f"commit {commit}{tree}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
+            f"{os.cpu_count()} CPUs (timings are noisy on a shared machine: compare the ratios, "
+            "each measured against its floor in the same run)")
+
+
+def ratio_line(name: str, value: float, floor_name: str, floor: float, target: float | None = None) -> str:
+    """``NAME = 3.42x FLOOR (0.85 s / 0.25 s; target <= 2x)``: a ratio always printed with the
+    floor it is measured against."""
+    goal = f"; target <= {target:g}x" if target is not None else ""
+    return f"{name} = {value / floor:.2f}x {floor_name} ({value:.3f} s / {floor:.3f} s{goal})"
+
+
 def load_solutions(path: Path = SAMPLES) -> list[tuple[str, str]]:
     """(task_id, solution) of every sample, in file order."""
     with gzip.open(path, "rt", encoding="utf-8") as fh:

@@ -72,4 +72,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _common import run_context  # commit and load beside every figure (issue 29)
+
+    print(run_context(), flush=True)
+    try:
+        sys.exit(main())
+    finally:
+        print(run_context())

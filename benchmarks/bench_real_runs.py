@@ -282,4 +282,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _common import run_context  # commit and load beside every figure (issue 29)
+
+    print(run_context(), flush=True)
+    try:
+        main()
+    finally:
+        print(run_context())

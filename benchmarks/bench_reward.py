@@ -8,7 +8,13 @@
    process of :mod:`pytest_vibecheck.verify.parse_helper`, as the first batch of a training
    loop does once). For reference, the same reward
    one completion at a time (one ``score`` call, hence one Ruff process, per completion) on the
-   first ``--naive-if`` completions. Also the CPU seconds of a run (this process, and Ruff's
+   first ``--naive-if`` completions. And **per sample under concurrency**, as verl's reward loop
+   calls a reward: every completion through the per-sample adapter at once, awaited
+   concurrently (``compute_score_async``, as a ``RewardLoopWorker`` gathers one task per sample
+   of its chunk), and the sync ``compute_score`` from ``--threads`` threads (a thread pool, as
+   the loop runs a sync function); both go through the micro-batcher
+   (:mod:`pytest_vibecheck.reward.batcher`). Target: >= 1,500 rewards/s for the awaited path.
+   Also the CPU seconds of a run (this process, and Ruff's
    processes, and the parse helper's), which a loaded shared machine changes far less than the
    wall time. Target:
    >= 2,000 rewards/s.
@@ -32,12 +38,14 @@ Exit status 1 if a target is missed.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import os
 import resource
 import statistics
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from _common import SAMPLES, load_solutions
@@ -47,6 +55,8 @@ from canonical_stdlib import plain_run
 from pytest_vibecheck.execute.pool import default_workers
 from pytest_vibecheck.execute.tests import ExecSettings
 from pytest_vibecheck.reward import RewardConfig, RewardScorer
+from pytest_vibecheck.reward.batcher import batcher_for
+from pytest_vibecheck.reward.verl import VerlScore, compute_score, compute_score_async
 from pytest_vibecheck.suites.problem import Problem
 from pytest_vibecheck.suites.store import load_suite
 from pytest_vibecheck.verify.api import VerifyItem, verify_batch
@@ -54,7 +64,50 @@ from pytest_vibecheck.verify.extract import extract_code
 from pytest_vibecheck.verify.parse_helper import shared_helper
 
 
-def if_only(solutions: list[tuple[str, str]], repeat: int, naive_n: int) -> tuple[float, float]:
+def per_sample(completions: list[str], refs: list[str], repeat: int, threads: int) -> tuple[float, float]:
+    """(awaited, threaded) rewards/s through verl's per-sample adapter, IF only; the median of
+    ``repeat`` runs each, after a warm-up."""
+
+    async def awaited(n: int) -> list[VerlScore]:
+        return list(await asyncio.gather(*(
+            compute_score_async("vibecheck/bigvibebench", c, r, {"index": i}, functional=False)
+            for i, (c, r) in enumerate(zip(completions[:n], refs[:n], strict=True)))))
+
+    def threaded() -> list[VerlScore]:
+        with ThreadPoolExecutor(threads) as pool:
+            return list(pool.map(lambda cr: compute_score("vibecheck/bigvibebench", cr[0], cr[1], {},
+                                                          functional=False),
+                                 zip(completions, refs, strict=True)))
+
+    asyncio.run(awaited(128))  # warm-up (not timed): the scorer, the batcher's thread
+    stats = batcher_for(RewardConfig(functional=False)).stats
+    rates: dict[str, list[float]] = {"awaited": [], "threaded": []}
+    batches: dict[str, list[int]] = {"awaited": [], "threaded": []}
+    scores: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {"awaited": [], "threaded": []}
+    helper = shared_helper()
+    for _ in range(repeat):
+        for name in ("awaited", "threaded"):
+            b0 = stats.batches
+            c0, h0 = time.process_time() + _children_cpu(), helper.cpu_seconds() or 0.0
+            t0 = time.perf_counter()
+            out = asyncio.run(awaited(len(completions))) if name == "awaited" else threaded()
+            rates[name].append(len(out) / (time.perf_counter() - t0))
+            cpu[name].append(time.process_time() + _children_cpu() - c0 + (helper.cpu_seconds() or 0.0) - h0)
+            batches[name].append(stats.batches - b0)
+            scores[name] = [o["score"] for o in out]
+    same = scores["awaited"] == scores["threaded"]
+    for name, label in (("awaited", "per sample, all awaited at once (compute_score_async)"),
+                        ("threaded", f"per sample, {threads} threads (compute_score)")):
+        print(f"  {label}: {statistics.median(rates[name]):8.0f} rewards/s  (runs "
+              f"{', '.join(f'{r:.0f}' for r in rates[name])}; batches per run "
+              f"{', '.join(map(str, batches[name]))}; CPU "
+              f"{1000 * statistics.median(cpu[name]) / len(completions):.2f} ms per reward)")
+    print(f"  per-sample scores equal across the two: {same}")
+    return statistics.median(rates["awaited"]), statistics.median(rates["threaded"])
+
+
+def if_only(solutions: list[tuple[str, str]], repeat: int, naive_n: int, threads: int = 32) -> tuple[float, float]:
     completions = [s for _t, s in solutions]
     refs = [f"bigvibebench::{t}" for t, _s in solutions]
     cfg = RewardConfig(functional=False)
@@ -88,6 +141,10 @@ def if_only(solutions: list[tuple[str, str]], repeat: int, naive_n: int) -> tupl
     print(f"  reward API     : {rate:8.0f} rewards/s  ({verdicts / wall:.0f} verdicts/s; mean IF "
           f"{mean_if:.3f}; {infra} infrastructure failures)")
     print(f"  one at a time  : {naive_rate:8.0f} rewards/s  (first {naive_n} completions)")
+    awaited, threaded = per_sample(completions, refs, repeat, threads)
+    print(f"  per sample under concurrency / batch API: {awaited / rate:.2f}x awaited, "
+          f"{threaded / rate:.2f}x threaded; / one at a time: {awaited / naive_rate:.1f}x awaited")
+    print(f"  target >= 1,500 rewards/s per sample (awaited): {'met' if awaited >= 1500 else 'MISSED'}")
     total = own_cpu + ruff_cpu + helper_cpu
     print(f"  CPU per run    : {own_cpu:.2f} s Python + {ruff_cpu:.2f} s Ruff + {helper_cpu:.2f} s parse "
           f"helper = {1000 * total / len(results):.2f} ms per reward (load average "
@@ -160,13 +217,14 @@ def main() -> int:
     ap.add_argument("--samples", type=Path, default=SAMPLES)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--naive-if", type=int, default=100, help="completions scored one at a time")
+    ap.add_argument("--threads", type=int, default=32, help="threads calling the sync per-sample reward")
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--block", type=int, default=60)
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--skip-full", action="store_true", help="only the IF-only part")
     args = ap.parse_args()
     solutions = load_solutions(args.samples)
-    rate, _naive = if_only(solutions, args.repeat, args.naive_if)
+    rate, _naive = if_only(solutions, args.repeat, args.naive_if, args.threads)
     ok = rate >= 2000
     if not args.skip_full:
         ok = full(dict(solutions), args) >= 1.8 and ok
@@ -174,4 +232,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _common import run_context  # commit and load beside every figure (issue 29)
+
+    print(run_context(), flush=True)
+    try:
+        sys.exit(main())
+    finally:
+        print(run_context())

@@ -251,4 +251,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _common import run_context  # commit and load beside every figure (issue 29)
+
+    print(run_context(), flush=True)
+    try:
+        sys.exit(main())
+    finally:
+        print(run_context())

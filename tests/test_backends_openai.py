@@ -169,9 +169,15 @@ def test_empty_choices_is_an_infrastructure_error_and_never_cached(api: FakeAPI,
 
 def test_timeout_is_a_backend_error(api: FakeAPI) -> None:
     api.push(Response(200, completion(), delay_s=1.0))
-    with pytest.raises(BackendError, match="timed out after 1 attempts") as info:
+    with pytest.raises(BackendError) as info:
         backend(api, max_retries=0, timeout_s=0.2).generate(request())
     assert not isinstance(info.value, RateLimitError)
+    # the timeout and the setting that raises it are named (a hung server gets a remedy)
+    assert str(info.value).endswith(
+        ": request timed out after 1 attempts of 0.2 s each: raise the request timeout "
+        "(--vibe-request-timeout SECONDS, or request_timeout in [tool.vibecheck]) for a slow "
+        "server, or check that the server answers"
+    )
 
 
 def test_key_from_named_variable_and_secrets_not_sent(api: FakeAPI) -> None:
@@ -235,3 +241,14 @@ def test_through_the_generator_and_cache(api: FakeAPI, tmp_path: Path, monkeypat
     blob = b"".join(p.read_bytes() for p in tmp_path.iterdir())
     assert REPLY.encode() in blob
     assert b"PLANTED" not in blob
+
+
+def test_401_without_a_key_says_none_was_set(api: FakeAPI) -> None:
+    api.push(Response(401, {"error": {"message": "Missing API key", "code": "invalid_api_key"}}))
+    with pytest.raises(BackendError) as info:
+        backend(api, env={}).generate(request())
+    assert str(info.value) == (
+        f"openai:qwen2.5-coder-7b at {api.url}/v1: HTTP 401: Missing API key; no API key was set: "
+        "OPENAI_API_KEY is empty, so a placeholder was sent; export OPENAI_API_KEY=... (or name "
+        "another variable with --vibe-api-key-env)"
+    )

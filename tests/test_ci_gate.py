@@ -245,7 +245,7 @@ def test_uncommitted_and_untracked_changes_count(pytester: pytest.Pytester, repo
         ('instructions = ["doc_4"]', "*doc_4 judges a model's whole reply*"),
         ('instructions = ["doc_1", "doc_1"]', "*instruction 'doc_1' is declared twice*"),
         ("instructions = []", "*needs a non-empty list 'instructions'*"),
-        ('instructions = ["doc_1"]\nlines = 3', "*unknown key(s) lines in ?tool.vibecheck.gate?; allowed: instructions, include, exclude, base, suppressions"),
+        ('instructions = ["doc_1"]\nlines = 3', "*unknown key(s) lines in ?tool.vibecheck.gate?; allowed: instructions, include, exclude, base, suppressions, max_file_bytes"),
     ],
 )
 def test_bad_config_is_a_usage_error(
@@ -377,3 +377,44 @@ def test_check_syntax() -> None:
     assert bad is not None and bad.line == 1
     latin = gate.check_syntax(b"x = '\xe9'\n", "a.py")
     assert latin == gate.SyntaxProblem("not valid UTF-8 (invalid continuation byte at byte 5)", None, None)
+
+
+def test_a_python_environment_in_the_work_tree_is_left_out(pytester: pytest.Pytester, repo: Path) -> None:
+    """A .venv that is not git-ignored: its files are neither read nor checked, one line says so."""
+    write(repo, {
+        ".venv/pyvenv.cfg": "home = /usr/bin\n",
+        ".venv/lib/python3.11/site-packages/pkg/mod.py": "def f(x):\n    return x\n",
+        ".venv/bin/tool.py": "def g(x):\n    return x\n",
+        "vendor/site-packages/other.py": "def h(x):\n    return x\n",
+    })  # fmt: skip
+    result = pytester.runpytest("--vibe-gate", "--vibe-base", "HEAD", "-p", "no:cacheprovider")
+    assert "gate?doc_1" not in result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "skipped .venv/: a Python environment (3 changed or untracked files): installed code is "
+        "left out; add it to .gitignore",
+        "skipped vendor/site-packages/: a Python environment (1 changed or untracked files): *",
+    ])
+
+
+def test_a_file_over_the_size_limit_is_an_error_naming_the_limit(pytester: pytest.Pytester, repo: Path) -> None:
+    (repo / "pyproject.toml").write_text(GATE_TOML + "max_file_bytes = 100\n", encoding="utf-8")
+    write(repo, {"big.py": "X = 1\n" * 50})  # 300 bytes
+    result = pytester.runpytest("--vibe-gate", "--vibe-base", "HEAD", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines([
+        "*big.py: verification failed: big.py is 300 bytes, over the limit of 100 bytes; not "
+        f"verified: raise max_file_bytes in ?tool.vibecheck.gate? ({repo / 'pyproject.toml'}) or "
+        "exclude the file*",
+    ])
+
+
+def test_the_violations_shown_per_file_are_capped(pytester: pytest.Pytester, repo: Path) -> None:
+    write(repo, {"wide.py": "".join(f"X{i} = '{'x' * 90}'\n" for i in range(60))})
+    result = pytester.runpytest("--vibe-gate", "--vibe-base", "HEAD", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert out.count("wide.py:") >= 50
+    assert sum(1 for ln in result.outlines if ln.startswith("  wide.py:") and " E501 " in ln) == 50
+    result.stdout.fnmatch_lines([
+        "  ... and 10 more violations of style_3 in this file, not shown (the SARIF log, "
+        "--vibe-sarif, lists them all)",
+    ])

@@ -27,7 +27,8 @@ def test_bad_ci_values_name_their_source(
     toml = "[tool.vibecheck]\n" + str(setup.get("toml", "")) + "\n[tool.pytest.ini_options]\n"
     toml += str(setup.get("ini", "")) + "\n"
     pytester.makepyprojecttoml(toml)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    # with the benchmark on (a --vibe-* option): a bad value stops the run (off, it is a warning)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--vibe-model=reference")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
 

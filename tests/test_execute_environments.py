@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -79,6 +80,22 @@ def test_create_run_in_it_and_cache_key(empty_lock: Path, tmp_path: Path) -> Non
     assert logs[-1].startswith("bigvibebench: 0 packages in ")
     again = envs.create_environment("bigvibebench", tmp_path / "envs", log=logs.append)
     assert again == env and "already built from this lock" in logs[-1]
+    assert not any("compile-bytecode" in line for line in logs[-1:])
+    # the sandbox never writes bytecode: the libraries are compiled when the environment is
+    # built, and an environment built without (before issue 29) is compiled in place
+    assert any("pip sync --compile-bytecode" in line for line in logs)
+    folder = tmp_path / "envs" / "bigvibebench"
+    marker = json.loads((folder / envs.MARKER).read_text(encoding="utf-8"))
+    assert marker["bytecode"] is True
+    del marker["bytecode"]
+    (folder / envs.MARKER).write_text(json.dumps(marker), encoding="utf-8")
+    site = next(folder.glob("lib/python3.*/site-packages"))
+    (site / "vibe_probe_lib.py").write_text("X = 1\n", encoding="utf-8")
+    logs.clear()
+    assert envs.create_environment("bigvibebench", tmp_path / "envs", log=logs.append) == env
+    assert "-m compileall" in logs[0] and "already built" in logs[-1]
+    assert list((site / "__pycache__").glob("vibe_probe_lib.*.pyc"))
+    assert json.loads((folder / envs.MARKER).read_text(encoding="utf-8"))["bytecode"] is True
     assert envs.resolve_environment("bigvibebench", tmp_path / "envs") == env
 
     settings = ExecSettings(sandbox=SandboxSettings(python=env.python), environment=env.id)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import dataclasses
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from exec_helpers import bcb_problem, load_file_module
@@ -159,7 +160,8 @@ FAKE_NLTK_CANDIDATE = (
 
 
 def test_a_candidate_faking_missing_data_fails() -> None:
-    res = run_tests(FAKE_NLTK_CANDIDATE, bcb_problem(), ExecSettings(time_limit_s=20))
+    # check_env off: with nltk missing here, the reply's import of it is otherwise skipped first
+    res = run_tests(FAKE_NLTK_CANDIDATE, bcb_problem(), ExecSettings(time_limit_s=20, check_env=False))
     assert res.status == "failed", res.message
     assert "Resource" in res.message and res.missing_module is None
 
@@ -204,3 +206,33 @@ def test_the_punkt_tables_are_read_as_literals_only() -> None:
         read(source.replace("ORTHO_CONTEXT = {'a': 126}\n", ""))
     with pytest.raises(ValueError):  # code, not a literal: never run
         read(source.replace("{'a': 126}", "__import__('os').getcwd()"))
+
+
+def test_one_probe_per_interpreter_whatever_the_tasks_need(
+    fake_nltk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 29): a probe process per task's set of NLTK resources or modules
+    (11 of about 2.2 s each, importing ``nltk.data``) made a fully cached run in the pinned
+    environment cost 46.8 s against 6.7 s without it."""
+    envcheck._available_in.cache_clear()
+    calls: list[tuple[str, ...]] = []
+    real = envcheck._probe
+
+    def counting(python: str, code: str, names: Sequence[str]) -> Any:
+        calls.append(tuple(names))
+        return real(python, code, names)
+
+    monkeypatch.setattr(envcheck, "_probe", counting)
+    other = str(Path(sys.executable).resolve())  # not sys.executable: probed in a subprocess
+    assert other != sys.executable
+    tasks = [_nltk_task(n) for n in (940, 332, 726, 734, 177)]
+    missing = [envcheck.missing_modules(t, other) for t in tasks]
+    assert missing == [("nltk_data:punkt",), ("nltk_data:stopwords",), (),
+                       ("nltk_data:averaged_perceptron_tagger",), ("nltk_data:punkt",)]
+    assert envcheck.available(["numpy"], other) <= {"numpy"}
+    assert envcheck.available(["nltk", "pandas"], other) >= {"nltk"}
+    # two probes in all: the modules once, the NLTK data once
+    assert len(calls) == 2, calls
+    assert set(envcheck.NLTK_RESOURCES.values()) <= set(calls[1])
+    assert set(envcheck.IMPORT_TO_PYPI) <= set(calls[0])
+    envcheck._available_in.cache_clear()

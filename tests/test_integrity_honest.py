@@ -296,3 +296,27 @@ def test_a_returned_generator_the_tests_drop_unfinished_is_honest() -> None:
             "    return x * x, ((k, v) for k, v in counts.items())\n")
     (res,) = run_many([(code, bcb_problem(UNCONSUMED_TEST))], SETTINGS, None)
     assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+def test_a_library_changing_its_own_functions_when_first_used_is_not_tampering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pyparsing sets ``__kwdefaults__`` of its own functions when first used, which
+    matplotlib's text layout does under a candidate's call (the references of BigCodeBench/70,
+    86 and 9 more were ``tampered`` in the bigvibebench environment). A write from the same
+    package as the function is the library's; one from another package is not."""
+    from pytest_vibecheck.execute._child import audit
+
+    pkg = tmp_path / "vibe_selfpatch_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import pytest_vibecheck.execute._child.audit as _a\n"
+        "def f(*, x=1):\n    return x\n"
+        "def own_write():\n    return _a._own_package_writes(f)\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    module = importlib.import_module("vibe_selfpatch_pkg")
+    assert module.own_write() is True
+    assert audit._own_package_writes(module.f) is False  # this test's file is another package
+    assert audit._package_of(str(pkg / "__init__.py")) == "vibe_selfpatch_pkg"

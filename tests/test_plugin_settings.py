@@ -79,13 +79,13 @@ def test_ini_keys_are_read_when_pyproject_has_no_value(pytester: pytest.Pytester
     [
         (("--vibe-k", "a"), {}, "", "--vibe-k: 'a' is not valid; expected an integer >= 1"),
         (("--vibe-k", "0"), {}, "", "--vibe-k: '0' is not valid"),
-        ((), {"VIBECHECK_TEMPERATURE": "-1"}, "", "environment variable VIBECHECK_TEMPERATURE: '-1' is not valid; expected a number >= 0"),
-        ((), {}, 'cache_mode = "sometimes"', "pyproject.toml [tool.vibecheck] cache_mode: 'sometimes' is not valid; expected one of use, refresh, only, off"),
+        (("--vibe",), {"VIBECHECK_MODEL": "reference", "VIBECHECK_TEMPERATURE": "-1"}, "", "environment variable VIBECHECK_TEMPERATURE: '-1' is not valid; expected a number >= 0"),
+        (("--vibe-model", "reference"), {}, 'cache_mode = "sometimes"', "pyproject.toml [tool.vibecheck] cache_mode: 'sometimes' is not valid; expected one of use, refresh, only, off"),
         (("--vibe-protocol", "singel"), {}, "", "did you mean 'single'?"),
         (("--vibe-extract", "last"), {}, "", "--vibe-extract: 'last' is not valid; expected one of first, best"),
         (("--vibe-base-url", "localhost:8000"), {}, "", "expected an http:// or https:// URL"),
-        ((), {}, "samples = true", "pyproject.toml [tool.vibecheck] samples: True is not valid"),
-        ((), {}, 'modle = "x"', "unknown key 'modle'; did you mean 'model'?"),
+        (("--vibe-model", "reference"), {}, "samples = true", "pyproject.toml [tool.vibecheck] samples: True is not valid"),
+        (("--vibe-model", "reference"), {}, 'modle = "x"', "unknown key 'modle'; did you mean 'model'?"),
         (("--vibe",), {}, "", "--vibe needs at least one model"),
         (("--vibe-model", "bad spec"), {}, "", "a model spec without spaces"),
     ],
@@ -206,3 +206,53 @@ def test_an_unknown_scripted_model_says_none_is_available(pytester: pytest.Pytes
     assert [ln for ln in result.errlines if ln.strip()] == [
         "ERROR: vibecheck: unknown scripted test model 'nosuch'; did you mean 'nosuc'? Available: nosuc"
     ]
+
+
+@pytest.mark.parametrize(
+    ("toml", "warning"),
+    [
+        ("limt = 5", "pyproject.toml [tool.vibecheck]: unknown key 'limt'; did you mean 'limit'?"),
+        ('cache_mode = "sometimes"', "pyproject.toml [tool.vibecheck] cache_mode: 'sometimes' is not "
+                                     "valid; expected one of use, refresh, only, off"),
+    ],
+)
+def test_a_bad_key_does_not_break_an_ordinary_pytest(pytester: pytest.Pytester, toml: str, warning: str) -> None:
+    """The benchmark off (no --vibe option): one warning line, once, and the user's tests run;
+    with --vibe the same key is a usage error."""
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\n\n[tool.vibecheck]\n" + toml + "\n")
+    pytester.makepyfile(test_plain="def test_a() -> None:\n    pass\n")
+    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    assert plain.ret == pytest.ExitCode.OK
+    plain.assert_outcomes(passed=1)
+    warnings = [ln for ln in plain.errlines if "vibecheck" in ln]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("vibecheck: warning: ")
+    assert warnings[0].endswith(f"{warning} (ignored: the benchmark is off; with --vibe it is an error)")
+    active = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--vibe-model", "reference")
+    assert active.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_request_timeout_is_an_option_and_a_key(pytester: pytest.Pytester) -> None:
+    from pytest_vibecheck.plugin.run.runtime import backend_settings
+
+    pytester.makepyprojecttoml("[tool.vibecheck]\nrequest_timeout = 1800\n")
+    s = _resolve(pytester, "--vibe-model", "reference")
+    assert s.request_timeout == 1800.0
+    assert s.sources["request_timeout"] == "pyproject.toml [tool.vibecheck] request_timeout"
+    assert backend_settings(s).timeout_s == 1800.0
+    s = _resolve(pytester, "--vibe-model", "reference", "--vibe-request-timeout", "2.5")
+    assert backend_settings(s).timeout_s == 2.5
+    with pytest.raises(pytest.UsageError, match=r"--vibe-request-timeout: '0' is not valid; expected a number of seconds > 0"):
+        _resolve(pytester, "--vibe-model", "reference", "--vibe-request-timeout", "0")
+
+
+def test_a_bad_k_list_says_integers_are_accepted(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml('[tool.vibecheck]\nk = [1, "x"]\n')
+    with pytest.raises(pytest.UsageError) as exc:
+        _resolve(pytester, "--vibe-model", "reference")
+    assert str(exc.value) == (
+        "vibecheck: pyproject.toml [tool.vibecheck] k: [1, 'x'] is not valid; expected integers "
+        '>= 1 (instructions per task): 3, [1, 3, 5] or "1,3,5"'
+    )
+    pytester.makepyprojecttoml('[tool.vibecheck]\nk = [5, "1,3"]\n')
+    assert _resolve(pytester, "--vibe-model", "reference").ks == (1, 3, 5)

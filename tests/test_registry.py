@@ -52,7 +52,8 @@ def test_the_built_ins_register_through_the_hook() -> None:
     reg = _built_ins()
     assert reg.backends.names() == ["anthropic", "openai", "reference", "replay", "scripted"]
     assert reg.checks.names() == [
-        "code_then_json_reply", "no_comments_or_docstrings", "pandas_df_name", "pure_code_reply"
+        "code_then_json_reply", "decoy_uses", "no_comments_or_docstrings", "pandas_df_name",
+        "pure_code_reply",
     ]
     assert reg.selectors.names() == ["anthropic", "openai", "rules"]
     assert reg.suite_loaders.names() == ["bigcodebench", "humaneval", "livecodebench", "mbppplus"]
@@ -254,3 +255,46 @@ def test_the_gate_takes_parameters_from_the_repositorys_ruff_config(
     assert ("| logic_3 | max_branches | `2` | default (pyproject.toml [tool.ruff] "
             "lint.pylint.max-branches = 99 is not int in [2, 4]) |") in text
     assert "| logic_5 | max_locals | `5` | [tool.vibecheck.gate] |" in text
+
+
+GATE_CONFIG_FILE = """
+[tool.vibecheck]
+instruction_dirs = ["vibe/instructions"]
+
+[tool.vibecheck.gate]
+instructions = ["acme_max_args"]
+"""
+
+
+def test_the_gate_config_files_instruction_dirs_are_loaded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The team instructions of the file named by --vibe-gate-config (the action's config:),
+    relative to that file, not only those of pyproject.toml."""
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_BASE_REF"):
+        monkeypatch.delenv(var, raising=False)
+    root = pytester.path
+    init_repo(root, {"pyproject.toml": "[project]\nname = 'team'\n", ".gitignore": "__pycache__/\n",
+                     "ci/vibecheck.toml": GATE_CONFIG_FILE, "ok.py": "X = 1\n"})  # fmt: skip
+    write_instruction_dir(root / "ci")
+    commit_all(root, "gate config")
+    git(root, "checkout", "-q", "-b", "feature")
+    write(root, {"calc.py": MANY_ARGS})
+    commit_all(root)
+    result = pytester.runpytest(
+        "--vibe-gate", "--vibe-base", "main", "--vibe-gate-config", "ci/vibecheck.toml",
+        "-p", "no:cacheprovider",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "calc.py: instruction acme_max_args not followed on changed lines:",
+        "  calc.py:1:5: PLR0913 Too many arguments in function definition (4 > 3)",
+    ])
+
+
+def test_gate_prompt_reads_the_config_files_instruction_dirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    init_repo(tmp_path, {"pyproject.toml": "[project]\nname = 'team'\n", "ci/vibecheck.toml": GATE_CONFIG_FILE})
+    write_instruction_dir(tmp_path / "ci")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["gate-prompt", "--config", "ci/vibecheck.toml"]) == 0
+    assert "Give every function at most 3 arguments." in capsys.readouterr().out

@@ -262,3 +262,26 @@ def test_code_too_deep_for_the_parser_is_no_code_not_a_crash() -> None:
     assert [r.details["extraction"] for r in res[:2]] == ["whole-reply+unparseable",
                                                            "fenced-first+unparseable"]
     assert res[2].reward == 1.0  # the rest of the batch is scored
+
+
+def test_multi_message_completion_judges_the_final_answer() -> None:
+    """A draft, a tool call and the final answer: by default the final assistant message is
+    the reply (the old join judged the first draft's code with extraction ``first``)."""
+    chat = [
+        {"role": "assistant", "content": HALF_MET},
+        {"role": "assistant", "content": None, "tool_calls": [{"type": "function"}]},
+        {"role": "tool", "content": "ran: ok"},
+        {"role": "assistant", "content": ALL_MET},
+        {"role": "assistant", "content": None, "tool_calls": [{"type": "function"}]},
+    ]
+    assert completion_text(chat) == ALL_MET
+    assert completion_text(chat, "all") == HALF_MET + "\n" + ALL_MET
+    with pytest.raises(VibecheckError, match="messages must be 'last' or 'all'"):
+        completion_text(chat, "first")  # type: ignore[arg-type]
+    last, = score_batch([chat], [ADD], executor=CountingExecutor())
+    joined, = score_batch([chat], [ADD], executor=CountingExecutor(), messages="all")
+    assert (last.reward, last.instruction_if) == (1.0, 1.0)
+    assert joined.instruction_if == 0.5  # the draft's
+    assert joined.reward == pytest.approx(0.8)
+    with pytest.raises(VibecheckError, match="reward messages must be 'last' or 'all'"):
+        RewardConfig(messages="every")  # type: ignore[arg-type]

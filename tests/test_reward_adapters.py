@@ -72,7 +72,8 @@ def test_trl_standard_format_with_dataset_columns() -> None:
     assert rewards == pytest.approx([1.0, 0.8])  # 0.4 * 0.5 + 0.6 * 1.0
     assert all(isinstance(r, float) for r in rewards)
     assert logs.metrics == {"vibecheck/pass_rate": [1.0], "vibecheck/instruction_if": [0.75],
-                            "vibecheck/tampered_rate": [0.0], "vibecheck/infra_error_rate": [0.0]}
+                            "vibecheck/tampered_rate": [0.0], "vibecheck/infra_error_rate": [0.0],
+                            "vibecheck/infra_errors": [0.0]}
     assert logs.extra == {"vibecheck_status": ["passed", "passed"],
                           "vibecheck_instruction_if": [1.0, 0.5]}
 
@@ -127,9 +128,15 @@ def test_verl_batch_manager_call_with_reward_kwargs() -> None:
     assert len({tuple(sorted(s)) for s in scores}) == 1  # every row has the same keys
 
 
-def test_verl_infrastructure_failure_raises_or_uses_infra_score() -> None:
+def test_verl_infrastructure_failure_scores_infra_score_or_raises() -> None:
+    # default: 0.0, a value every verl manager takes as it is (no exception, so verl 0.7.0's
+    # legacy compute_reward does not score the batch a second time), marked infra_error
+    score = compute_score("vibecheck/toy", GOOD, MISSING_LIB, {})
+    assert (score["score"], score["infra_error"], score["exec_status"]) == (0.0, 1.0, "skipped")
     with pytest.raises(VibecheckError, match="infrastructure failure, not a model failure"):
-        compute_score("vibecheck/toy", GOOD, MISSING_LIB, {})
+        compute_score("vibecheck/toy", GOOD, MISSING_LIB, {}, infra_score="raise")
+    with pytest.raises(VibecheckError, match="infra_score must be a finite number or 'raise'"):
+        compute_score("vibecheck/toy", GOOD, MISSING_LIB, {}, infra_score=float("nan"))
     score = compute_score("vibecheck/toy", GOOD, MISSING_LIB, {}, infra_score=-1.0)
     assert (score["score"], score["infra_error"], score["exec_status"]) == (-1.0, 1.0, "skipped")
     assert math.isnan(score["func"])

@@ -4,13 +4,22 @@ and scored with the reward."""
 from __future__ import annotations
 
 import json
+import statistics
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
+from plugin_helpers import write_script
 
 from pytest_vibecheck.cli.main import main
-from pytest_vibecheck.generate.protocols import SINGLE_TURN_HEADER, SYSTEM_PROMPT
+from pytest_vibecheck.generate.protocols import (
+    PAPER_LIVE_SYSTEM_PROMPT,
+    PAPER_SYSTEM_PROMPT,
+    SINGLE_TURN_HEADER,
+    SYSTEM_PROMPT,
+)
+from pytest_vibecheck.reward.dataset import export_dataset
 from pytest_vibecheck.reward.trl import vibecheck_reward
 from pytest_vibecheck.reward.verl import compute_score
 from pytest_vibecheck.suites.store import load_suite
@@ -34,7 +43,7 @@ def test_trl_file_loads_with_datasets_and_scores(tmp_path: Path, monkeypatch: py
     ds = datasets.load_dataset("json", data_files=str(out / "train.jsonl"), split="train",
                                cache_dir=str(tmp_path / "hf"))
     assert ds.num_rows == 2
-    assert set(ds.column_names) == {"prompt", "problem", "task_id", "provenance"}
+    assert set(ds.column_names) == {"prompt", "problem", "task_id", "provenance", "prompt_chars"}
     row = ds[0]
     assert row["task_id"] == "bigvibebench::BigCodeBench/3"
     assert [m["role"] for m in row["prompt"]] == ["system", "user"]
@@ -100,3 +109,49 @@ def test_bad_suite_task_and_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main([*base[:1], "bigvibebench", *base[1:], "--k", "6", "--limit", "1"]) == 2
     assert "k = 6 but the task has only 5 instructions" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("suite", ["bigvibebench", "livevibebench"])
+def test_export_sends_the_messages_the_plugin_sends_under_paper(
+    suite: str, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each suite's own system prompt and query wording: the exported prompt of a task is
+    exactly the request the plugin makes for it under ``--vibe-profile paper`` (the old export
+    gave LiveVibeBench BigVibeBench's system prompt)."""
+    log = pytester.path / "requests.jsonl"
+    script = write_script(pytester.path / "script.json", "bot", default="No code today.", log=log)
+    monkeypatch.setenv("VIBECHECK_SCRIPTED", str(script))
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\n")
+    pytester.runpytest("--vibe-model", "scripted:bot", "--vibe-suite", suite, "--vibe-limit", "3",
+                       "--vibe-protocol", "single", "--vibe-k", "2", "--vibe-profile", "paper",
+                       "--vibe-cache-mode", "off", "-p", "no:randomly")
+    sent = {r["task_id"]: r["messages"] for r in map(json.loads, log.read_text().splitlines())
+            if r["label"] == "single-k2"}
+    assert len(sent) >= 2
+    rows = {}
+    out = pytester.path / "out"
+    manifest = export_dataset(suite, "trl", out, k=2, tasks=sorted(sent))
+    for line in (out / "train.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        rows[row["task_id"].split("::", 1)[1]] = row
+    assert {t: r["prompt"] for t, r in rows.items()} == sent
+    system = {r["prompt"][0]["content"] for r in rows.values()}
+    want = PAPER_LIVE_SYSTEM_PROMPT if suite == "livevibebench" else PAPER_SYSTEM_PROMPT
+    assert system == {want}
+    assert all(r["prompt_chars"] == sum(len(m["content"]) for m in r["prompt"]) for r in rows.values())
+    assert manifest["prompt_chars"]["max"] == max(r["prompt_chars"] for r in rows.values())
+    assert manifest["provenance"]["profile"] == "paper"
+
+
+def test_prompt_tokens_are_recorded_with_a_token_counter(tmp_path: Path) -> None:
+    def words(messages: Sequence[Mapping[str, str]]) -> int:  # a stand-in tokenizer: words
+        return sum(len(m["content"].split()) for m in messages)
+
+    manifest = export_dataset("bigvibebench", "verl", tmp_path, k=1, tasks=TASKS, tokens=words)
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    counts = [r["extra_info"]["prompt_tokens"] for r in rows]
+    assert counts == [words(r["prompt"]) for r in rows]
+    assert all(r["extra_info"]["prompt_chars"] > c for r, c in zip(rows, counts, strict=True))
+    assert manifest["prompt_tokens"] == {"min": min(counts), "median": int(statistics.median(counts)),
+                                         "max": max(counts)}

@@ -14,6 +14,7 @@ from pytest_vibecheck.verify.api import VerifyItem, ruff_check_for, verify_batch
 from pytest_vibecheck.verify.instructions import all_instructions
 from pytest_vibecheck.verify.ruff_engine import (
     PACK_ABOVE,
+    SOLO_UP_TO,
     RuffCheck,
     RuffEngine,
     RuffJob,
@@ -172,3 +173,21 @@ def test_verify_batch_with_mixed_instructions_equals_one_item_at_a_time() -> Non
         VerifyItem([(iid, {}) for iid in ids[k::7][:6]], code=CODE[k % len(CODE)]) for k in range(12)
     ]
     assert verify_batch(items) == [verify_batch([item])[0] for item in items]
+
+
+def test_a_few_checks_run_alone_without_listing_the_rules(tmp_path: Path) -> None:
+    """A batch of at most SOLO_UP_TO checks (``vibecheck verify FILE -i ... -i ...``) puts
+    each check in an exact folder of its own and never runs ``ruff rule --all`` (about a
+    third of a one-file verify, issue 29); the outcomes are those of the grouped layout."""
+    checks = _default_checks()[:SOLO_UP_TO]
+    engine, log = _recording_engine(tmp_path, pack_above=PACK_ABOVE)
+    code = CODE[0] + "\n\n" + CODE[1] + "\n\n" + CODE[3]
+    [solo] = engine.run([RuffJob(code, checks)])
+    [run] = _runs(log)
+    assert len(run["configs"]) == SOLO_UP_TO  # type: ignore[arg-type]
+    assert engine._rule_codes_read is False
+    grouped_engine = RuffEngine(pack_above=PACK_ABOVE)
+    [grouped] = grouped_engine.run([RuffJob(code, [*checks, _default_checks()[SOLO_UP_TO]])])
+    assert grouped_engine._rule_codes_read is True  # one check more: grouped as before
+    assert solo == grouped[:SOLO_UP_TO]
+    assert sum(bool(o.violations) for o in solo) >= 2  # the outcomes compared are not all empty

@@ -229,3 +229,23 @@ def test_console_script_end_to_end(code_file: Path) -> None:
         "FAIL logic_3 (max_branches=2)",
         f"  {code_file}:4:5 PLR0912 Too many branches (3 > 2)",
     ]
+
+
+def test_a_file_over_the_size_limit_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * 400_000, encoding="utf-8")  # 2,400,000 bytes
+    assert cli.main(["verify", str(big), "-i", "style_3"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"vibecheck verify: error: {big} is 2,400,000 bytes, over the limit of 2,000,000 "
+                   "bytes; not verified: pass --max-bytes N to raise the limit\n")
+    assert cli.main(["verify", str(big), "-i", "style_3", "--max-bytes", "3000000"]) == 0
+
+
+def test_violations_printed_per_file_are_capped_with_a_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "long.py"
+    f.write_text("".join(f"X{i} = '{'x' * 90}'\n" for i in range(120)), encoding="utf-8")
+    assert cli.main(["verify", str(f), "-i", "style_3"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "FAIL style_3 (line_length=79)"
+    assert len(lines) == 1 + 50 + 1
+    assert lines[-1] == f"  ... and 70 more violations of style_3 in {f}, not shown (--json lists them all)"

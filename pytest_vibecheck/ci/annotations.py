@@ -1,8 +1,8 @@
 """GitHub's annotation limits, and saying where the findings are that GitHub does not show.
 
 A step's workflow commands become annotations on the pull request's diff, but GitHub keeps at
-most 10 error, 10 warning and 10 notice annotations per step and 50 per job (actions/toolkit,
-docs/problem-matchers.md, "Limitations"); the rest are dropped without a word. The gate
+most 10 error, 10 warning and 10 notice annotations per step and 50 per job
+(actions/toolkit/docs/problem-matchers.md, "Limitations"); the rest are dropped without a word. The gate
 therefore prints at most :data:`PER_STEP` annotations of its level, then one notice that names
 how many were left out and where every finding is; the step summary says the same
 (:func:`limit_note`).

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import os
 import re
 import subprocess
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_vibecheck.ci.suppressions import POLICIES, SuppressionPolicy
+from pytest_vibecheck.config.limits import MAX_INPUT_BYTES, too_large
 from pytest_vibecheck.errors import UnknownIdError, VibecheckError
 from pytest_vibecheck.report.records import GateRecord, GateViolationRecord
 from pytest_vibecheck.verify.instructions import get_instruction
@@ -74,7 +76,7 @@ __all__ = [
 ]
 
 #: Keys allowed in ``[tool.vibecheck.gate]``.
-GATE_KEYS = ("instructions", "include", "exclude", "base", "suppressions")
+GATE_KEYS = ("instructions", "include", "exclude", "base", "suppressions", "max_file_bytes")
 #: Instructions that judge a model's whole reply, not a file: meaningless in the gate.
 REPLY_ONLY = ("doc_4", "doc_6")
 
@@ -125,6 +127,8 @@ class GateConfig:
     ``suppressions``: ``"forbid"`` (default) reports every suppression comment on a changed
     line that hides a declared instruction's rule; ``"with-reason"`` allows one that states a
     reason (:mod:`pytest_vibecheck.ci.suppressions`).
+    ``max_file_bytes``: files larger than this are not verified (an error item that names it;
+    default :data:`~pytest_vibecheck.config.limits.MAX_INPUT_BYTES`).
     """
 
     instructions: tuple[GateInstruction, ...]
@@ -133,6 +137,8 @@ class GateConfig:
     base: str | None = None
     source: str = "pyproject.toml"
     suppressions: SuppressionPolicy = "forbid"
+    #: the largest file verified (bytes); a larger one is an error item naming the key
+    max_file_bytes: int = MAX_INPUT_BYTES
 
     def selects(self, path: str) -> bool:
         """True if the repository-relative ``path`` is included and not excluded."""
@@ -239,6 +245,12 @@ def parse_gate_table(table: Mapping[str, Any], source: str = "pyproject.toml") -
             f"{source}: [tool.vibecheck.gate] suppressions must be one of "
             f"{', '.join(repr(p) for p in POLICIES)}, got {policy!r}"
         )
+    cap = table.get("max_file_bytes", MAX_INPUT_BYTES)
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+        raise GateConfigError(
+            f"{source}: [tool.vibecheck.gate] max_file_bytes must be a number of bytes >= 1, "
+            f"got {cap!r}"
+        )
     return GateConfig(
         instructions=tuple(out),
         include=_str_list(table.get("include", ["*.py"]), "include", source),
@@ -246,7 +258,22 @@ def parse_gate_table(table: Mapping[str, Any], source: str = "pyproject.toml") -
         base=base.strip() if isinstance(base, str) else None,
         source=source,
         suppressions=policy,
+        max_file_bytes=cap,
     )
+
+
+def oversize(path: Path, rel: str, config: GateConfig) -> str | None:
+    """The refusal of a file larger than ``config.max_file_bytes`` (with the cap and the key
+    that raises it), or None."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    return too_large(
+        rel, size, config.max_file_bytes,
+        f"not verified: raise max_file_bytes in [tool.vibecheck.gate] ({config.source}) or "
+        "exclude the file",
+    )  # fmt: skip
 
 
 def load_gate_config(path: str | Path) -> GateConfig:
@@ -532,8 +559,11 @@ def compute_diff(
     if include_untracked:
         others = _git(root, "ls-files", "-z", "--others", "--exclude-standard").stdout
         for rel in (p for p in others.split("\0") if p):
+            if environment_root(root, rel) is not None:  # left out below, never read
+                entries.append(DiffEntry(path=rel, status="added", added=set()))
+                continue
             try:
-                n = len((root / rel).read_bytes().splitlines())
+                n = len((root / rel).read_bytes().splitlines()) if rel.endswith(".py") else 0
             except OSError:
                 continue
             entries.append(DiffEntry(path=rel, status="added", added=set(range(1, n + 1))))
@@ -541,16 +571,41 @@ def compute_diff(
     return GateDiff(root, base, merge_base, tuple(files), tuple(skipped))
 
 
+def environment_root(root: Path, rel: str) -> str | None:
+    """The folder of a Python environment that the repository-relative ``rel`` lies in (POSIX,
+    ending in ``/``): the first folder on its path that holds ``pyvenv.cfg`` (a virtual
+    environment: venv, virtualenv, uv) or ``conda-meta`` (a conda environment), or is named
+    ``site-packages``; None when it lies in none. Installed code is not the repository's: the
+    gate leaves it out (one note per environment)."""
+    parts = rel.split("/")[:-1]
+    for n in range(1, len(parts) + 1):
+        folder = "/".join(parts[:n])
+        if parts[n - 1] == "site-packages" or _is_environment(root / folder):
+            return folder + "/"
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_environment(folder: Path) -> bool:
+    return (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir()
+
+
 def classify_entries(
     entries: Iterable[DiffEntry], config: GateConfig, root: Path
 ) -> tuple[list[ChangedFile], list[SkippedFile]]:
     """The changed Python files to check (sorted by path) and the skipped files with why: a
-    deletion, a non-Python or binary file, a file ``include``/``exclude`` leave out, or a path
-    that is not a regular file in the work tree at ``root``. Shared by :func:`compute_diff`
+    deletion, a non-Python or binary file, a file ``include``/``exclude`` leave out, a path
+    that is not a regular file in the work tree at ``root``, or the files of a Python
+    environment (:func:`environment_root`; one entry per environment, with the count). Shared by :func:`compute_diff`
     and the pre-commit check (:mod:`pytest_vibecheck.ci.staged`)."""
     files: list[ChangedFile] = []
     skipped: list[SkippedFile] = []
+    environments: dict[str, int] = {}
     for e in entries:
+        env = environment_root(root, e.path)
+        if env is not None:
+            environments[env] = environments.get(env, 0) + 1
+            continue
         if e.status == "deleted":
             if e.path.endswith(".py"):
                 skipped.append(SkippedFile(e.path, "deleted"))
@@ -569,6 +624,11 @@ def classify_entries(
             continue
         files.append(ChangedFile(e.path, e.status, frozenset(e.added), e.old_path))
     files.sort(key=lambda f: f.path)
+    for env, n in sorted(environments.items()):
+        skipped.append(SkippedFile(
+            env, f"a Python environment ({n:,} changed or untracked files): installed code is "
+            "left out; add it to .gitignore",
+        ))  # fmt: skip
     return files, skipped
 
 

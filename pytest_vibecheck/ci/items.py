@@ -16,6 +16,7 @@ import pytest
 from pytest_vibecheck.ci import gate as gatemod
 from pytest_vibecheck.ci.declared import default_config_path, load_declared
 from pytest_vibecheck.ci.options import CISettings
+from pytest_vibecheck.config.limits import SHOWN_VIOLATIONS
 from pytest_vibecheck.errors import Picklable, VibecheckError
 from pytest_vibecheck.report.records import GATE_PROP, GateRecord
 
@@ -54,6 +55,9 @@ class GateRun:
         if cf.path not in self.verdicts:
             from pytest_vibecheck.verify.api import VerifyItem, verify_batch
 
+            refusal = gatemod.oversize(self.diff.repo / cf.path, cf.path, self.config)
+            if refusal is not None:
+                raise VibecheckError(refusal)
             code = (self.diff.repo / cf.path).read_text(encoding="utf-8")
             job = VerifyItem(
                 instructions=[(gi.id, dict(gi.params)) for gi in self.config.instructions],
@@ -88,7 +92,8 @@ class GateFile(pytest.File):
         """Node ids ``PATH::gate[logic_3]`` (one per instruction) or ``PATH::gate[syntax]``."""
         run: GateRun = self.config.stash[GATE_RUN_KEY]
         cf = self.changed
-        problem = gatemod.check_syntax(self.path.read_bytes(), cf.path)
+        too_big = gatemod.oversize(self.path, cf.path, run.config) is not None
+        problem = None if too_big else gatemod.check_syntax(self.path.read_bytes(), cf.path)
         if problem is not None:
             return [GateItem.from_parent(self, name="gate[syntax]", changed=cf,
                                          instruction=None, index=-1, syntax=problem)]
@@ -173,7 +178,10 @@ class GateItem(pytest.Item):
         scope = "" if self.config.stash[GATE_RUN_KEY].all_lines else " on changed lines"
         lines = [f"{self.changed.path}: instruction {label} not followed{scope}:"]
         lines += [f"  {self.changed.path}:{v['line']}:{v['column']}: {v['rule']} {v['message']}"
-                  for v in bad]
+                  for v in bad[:SHOWN_VIOLATIONS]]
+        if len(bad) > SHOWN_VIOLATIONS:
+            lines.append(f"  ... and {len(bad) - SHOWN_VIOLATIONS:,} more violations of {label} "
+                         "in this file, not shown (the SARIF log, --vibe-sarif, lists them all)")
         hidden = len(self.record["violations"]) - len(bad)
         if hidden:
             lines.append(f"  ({hidden} more on unchanged lines, not counted; "

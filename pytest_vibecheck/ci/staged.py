@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_vibecheck.ci import gate as gatemod
+from pytest_vibecheck.config.limits import too_large
 from pytest_vibecheck.report.records import GateRecord
 
 __all__ = ["StagedCheck", "check_staged", "read_blobs", "report_lines", "staged_entries"]
@@ -140,6 +141,17 @@ def check_staged(
         data = blobs.get(cf.path)
         if data is None:
             result.skipped.append(gatemod.SkippedFile(cf.path, "not in the index"))
+            continue
+        refusal = too_large(
+            cf.path, len(data), config.max_file_bytes,
+            f"not verified: raise max_file_bytes in [tool.vibecheck.gate] ({config.source}) or "
+            "exclude the file",
+        )  # fmt: skip
+        if refusal is not None:
+            for gi in config.instructions:
+                rec = gatemod.new_gate_record(cf, gi)
+                rec["status"], rec["error"] = "error", refusal
+                result.records.append(rec)
             continue
         problem = gatemod.check_syntax(data, cf.path)
         if problem is not None:

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_vibecheck.reward.dataset import FORMATS, export_dataset
+from pytest_vibecheck.reward.dataset import FORMATS, export_dataset, hf_token_counter
 
 
 def register(sub: Any) -> None:
@@ -29,13 +29,22 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N tasks")
     p.add_argument("--task", action="append", default=[], metavar="TASK_ID",
                    help="only this task (repeatable)")
+    p.add_argument("--tokenizer", default=None, metavar="PATH",
+                   help="a local Hugging Face tokenizer folder (the policy model's): record each "
+                   "prompt's length in tokens too (needs transformers)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Export; returns 0. Bad input raises VibecheckError (exit status 2 via the CLI)."""
+    tokens = hf_token_counter(args.tokenizer) if args.tokenizer else None
     manifest = export_dataset(args.suite, args.fmt, args.out, k=args.k, split=args.split,
-                              limit=args.limit, tasks=args.task)
+                              limit=args.limit, tasks=args.task, tokens=tokens)
     print(f"wrote {manifest['rows']} rows of suite {manifest['provenance']['suite']!r} "
           f"({args.fmt}) to {args.out}: {', '.join(manifest['files'])}, manifest.json")
+    for unit in ("chars", "tokens"):
+        stats = manifest.get(f"prompt_{unit}")
+        if stats:
+            print(f"prompt length in {unit}: min {stats['min']}, median {stats['median']}, "
+                  f"max {stats['max']} (set the trainer's max_prompt_length to at least the max)")
     return 0

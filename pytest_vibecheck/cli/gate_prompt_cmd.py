@@ -49,6 +49,15 @@ def _root(cwd: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    """:func:`_run` with the team instructions of the ``--config`` file's own
+    ``[tool.vibecheck] instruction_dirs`` in the registry."""
+    from pytest_vibecheck.compose.build import config_file_registry
+
+    with config_file_registry(args.config, Path.cwd()):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     """Print, write or check the prompt; returns the exit status."""
     from pytest_vibecheck.ci.declared import default_config_path, load_declared, relative_source
     from pytest_vibecheck.ci.prompt import (

@@ -36,6 +36,15 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """:func:`_run` with the team instructions of the ``--config`` file's own
+    ``[tool.vibecheck] instruction_dirs`` in the registry."""
+    from pytest_vibecheck.compose.build import config_file_registry
+
+    with config_file_registry(args.config, Path.cwd()):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     """Run the check and print its lines; returns the exit status."""
     from pytest_vibecheck import __version__
     from pytest_vibecheck.ci import gate as gatemod

@@ -14,7 +14,6 @@ from typing import Any
 
 from pytest_vibecheck.config import thresholds as th
 from pytest_vibecheck.report.json_report import validate_report, write_report
-from pytest_vibecheck.report.junit import write_junit
 from pytest_vibecheck.report.merge import merge_files
 from pytest_vibecheck.report.terminal import render_summary
 
@@ -55,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         written.append(f"JSON report: {write_report(args.json, merged)}")
     if args.junitxml:
+        # imported here: the JUnit writer brings junitparser and pytest, which a merge
+        # without --junitxml does not need
+        from pytest_vibecheck.report.junit import write_junit
+
         written.append(f"JUnit XML: {write_junit(args.junitxml, merged)}")
     if not args.quiet:
         for line in render_summary(merged):

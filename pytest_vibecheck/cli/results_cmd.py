@@ -36,7 +36,16 @@ def register(sub: Any) -> None:
 
 
 def run_results(args: argparse.Namespace) -> int:
-    """Render the page; returns 0. Bad inputs raise VibecheckError (exit status 2)."""
+    """Render the page; returns 0. Bad inputs raise VibecheckError (exit status 2), and so does
+    a missing ``analysis`` extra (the page's intervals are bootstrapped with numpy), after the
+    reports were checked."""
+    from pytest_vibecheck.report.analysis.stats import require_scipy
+    from pytest_vibecheck.report.json_report import load_report
+
+    for path in (args.report, args.rerun):  # a malformed report: one line naming the field
+        if path is not None:
+            load_report(path)
+    require_scipy()  # then the extra's one line, as `vibecheck report`
     from pytest_vibecheck.generate.backends.replay import resolve_replay
     from pytest_vibecheck.report.results_page import read_runs, render_results_page
 

@@ -5,8 +5,10 @@ Single mode::
     vibecheck verify FILE|- -i logic_3:max_branches=3 -i doc_3:convention=google [--reply] [--json]
 
 prints ``PASS``/``FAIL``/``ERROR`` per instruction and each violation as
-``FILE:LINE:COL RULE message``. Exit status: 0 if every instruction passes, 1 if any fails,
-2 on a usage error or when a verifier could not judge.
+``FILE:LINE:COL RULE message`` (at most 50 for the file, then one line with the count of the
+rest; ``--json`` lists them all). A FILE over ``--max-bytes`` (default 2,000,000) is refused.
+Exit status: 0 if every instruction passes, 1 if any fails, 2 on a usage error or when a
+verifier could not judge.
 
 Batch mode::
 
@@ -32,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_vibecheck.config.limits import MAX_INPUT_BYTES, SHOWN_VIOLATIONS, too_large
 from pytest_vibecheck.errors import ParameterError, ParameterWarning, VibecheckError
 from pytest_vibecheck.verify.api import VerifyItem, verify_batch
 from pytest_vibecheck.verify.instructions import default_registry
@@ -76,6 +79,10 @@ def register(sub: Any) -> None:
         help="as in the paper, reset invalid -i parameters to their defaults with a warning "
         "instead of failing with exit status 2",
     )
+    p.add_argument(
+        "--max-bytes", type=int, default=MAX_INPUT_BYTES, metavar="N",
+        help=f"refuse a FILE, or a batch line's code, larger than N bytes (default {MAX_INPUT_BYTES:,})",
+    )  # fmt: skip
     p.add_argument("--batch", metavar="IN.jsonl", help="verify every line of a JSONL file")
     p.add_argument("--out", metavar="OUT.jsonl", default="-", help="batch output file (default: stdout)")
     p.set_defaults(func=run)
@@ -86,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if args.batch:
         if args.file or args.instruction:
             raise VibecheckError("--batch takes the instructions from IN.jsonl; give no FILE and no -i")
-        return _run_batch(Path(args.batch), args.out)
+        return _run_batch(Path(args.batch), args.out, args.max_bytes)
     if not args.file:
         raise VibecheckError("give a FILE (or - for stdin) and at least one -i ID, or use --batch IN.jsonl")
     if not args.instruction:
@@ -94,10 +101,25 @@ def run(args: argparse.Namespace) -> int:
     return _run_single(args)
 
 
-def _read_text(name: str) -> str:
+def _read_text(name: str, max_bytes: int) -> str:
+    """The text of ``name`` (``-``: stdin); VibecheckError when it cannot be read or is over
+    ``max_bytes`` (checked before reading a file, so a huge one costs nothing)."""
+    raise_with = "not verified: pass --max-bytes N to raise the limit"
     if name == "-":
-        return sys.stdin.read()
+        raw = getattr(sys.stdin, "buffer", None)  # a text stream without one: read as text
+        data = raw.read(max_bytes + 1) if raw is not None else sys.stdin.read(max_bytes + 1).encode()
+        if len(data) > max_bytes:
+            raise VibecheckError(
+                f"stdin is over the limit of {max_bytes:,} bytes; {raise_with}"
+            )
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise VibecheckError(f"cannot read stdin: {exc}") from None
     try:
+        refusal = too_large(name, Path(name).stat().st_size, max_bytes, raise_with)
+        if refusal is not None:
+            raise VibecheckError(refusal)
         return Path(name).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise VibecheckError(f"cannot read {name}: {exc}") from None
@@ -120,7 +142,7 @@ def _run_single(args: argparse.Namespace) -> int:
                     "parameters to their defaults as the paper does"
                 ) from None
         pairs.append((iid, params))
-    text = _read_text(args.file)
+    text = _read_text(args.file, args.max_bytes)
     name = "<stdin>" if args.file == "-" else args.file
     item = VerifyItem(
         pairs,
@@ -146,6 +168,10 @@ def _run_single(args: argparse.Namespace) -> int:
 
 
 def _print_verdicts(verdicts: list[Verdict], name: str, out: TextIO) -> None:
+    """PASS/FAIL/ERROR per instruction with its violations, at most
+    :data:`~pytest_vibecheck.config.limits.SHOWN_VIOLATIONS` of them for the file; the rest
+    of each instruction is one line with its count."""
+    left = SHOWN_VIOLATIONS
     for v in verdicts:
         params = ", ".join(f"{k}={val}" for k, val in v.params.items())
         head = v.instruction + (f" ({params})" if params else "")
@@ -153,8 +179,13 @@ def _print_verdicts(verdicts: list[Verdict], name: str, out: TextIO) -> None:
             print(f"ERROR {head}: {v.error}", file=out)
             continue
         print(f"{'PASS' if v.passed else 'FAIL'} {head}", file=out)
-        for x in v.violations:
+        for x in v.violations[:left]:
             print(f"  {name}:{x.line}:{x.column} {x.rule} {x.message}", file=out)
+        rest = len(v.violations) - left
+        if rest > 0:
+            print(f"  ... and {rest:,} more violations of {v.instruction} in {name}, not shown "
+                  "(--json lists them all)", file=out)
+        left = max(0, left - len(v.violations))
 
 
 def _parse_line(raw: str, registry: Any) -> tuple[str | int, VerifyItem]:
@@ -201,7 +232,7 @@ def _parse_line(raw: str, registry: Any) -> tuple[str | int, VerifyItem]:
     )
 
 
-def _run_batch(path: Path, out_name: str) -> int:
+def _run_batch(path: Path, out_name: str, max_bytes: int = MAX_INPUT_BYTES) -> int:
     registry = default_registry()
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -214,6 +245,10 @@ def _run_batch(path: Path, out_name: str) -> int:
         if not raw.strip():
             continue
         try:
+            refusal = too_large(f"line {n}", len(raw.encode("utf-8")), max_bytes,
+                                "not verified: pass --max-bytes N to raise the limit")
+            if refusal is not None:
+                raise ValueError(refusal.removeprefix(f"line {n} "))
             sid, item = _parse_line(raw, registry)
         except ValueError as exc:
             print(f"{path}:{n}: skipped: {exc}", file=sys.stderr)

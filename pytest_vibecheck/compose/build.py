@@ -15,15 +15,17 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from pytest_vibecheck.errors import DataFileError
-from pytest_vibecheck.registry import ENTRY_POINT_GROUP, Registry
+from pytest_vibecheck.registry import ENTRY_POINT_GROUP, Registry, activate
 from pytest_vibecheck.verify.instructions import InstructionCatalog
 
 __all__ = [
     "build_registry",
+    "config_file_registry",
     "find_pyproject",
     "installed_registry",
     "instruction_dirs_from_pyproject",
@@ -46,7 +48,7 @@ def build_registry(
     return registry
 
 
-_default: tuple[Registry, tuple[str, ...]] | None = None
+_default: tuple[Registry, tuple[str, ...] | None] | None = None
 _default_lock = threading.Lock()
 
 
@@ -58,14 +60,26 @@ def _entry_point_signature() -> tuple[str, ...]:
 
 def installed_registry(*, refresh: bool = False) -> Registry:
     """The built-ins and the entry-point plugins (:func:`load_plugins`), built on first use.
-    ``refresh`` rebuilds it when the installed entry points changed since it was built."""
+    ``refresh`` rebuilds it when the installed entry points changed since it was built.
+
+    The first build does not list the entry points a second time for their signature
+    (pluggy's loader lists them; each listing reads every installed distribution's metadata,
+    a good part of a one-file ``vibecheck verify``): the signature is taken at the first
+    refresh after it, which rebuilds the registry once."""
     global _default
     with _default_lock:
-        signature = _entry_point_signature() if refresh or _default is None else _default[1]
-        if _default is None or _default[1] != signature:
-            pm = load_plugins()
-            _default = (build_registry(lambda reg: pm.hook.pytest_vibecheck_register(registry=reg)), signature)
+        if _default is not None and refresh:
+            signature = _entry_point_signature()
+            if _default[1] != signature:
+                _default = (_build_installed(), signature)
+        elif _default is None:
+            _default = (_build_installed(), None)
         return _default[0]
+
+
+def _build_installed() -> Registry:
+    pm = load_plugins()
+    return build_registry(lambda reg: pm.hook.pytest_vibecheck_register(registry=reg))
 
 
 def _plugin_manager() -> Any:
@@ -151,23 +165,38 @@ def instruction_dirs_from_pyproject(pyproject: Path) -> list[Path]:
     return [p if p.is_absolute() else pyproject.parent / p for p in map(Path, value)]
 
 
-def registry_for_project(start: Path) -> Registry:
+def registry_for_project(start: Path, extra_dirs: Iterable[Path] = ()) -> Registry:
     """The registry the ``vibecheck`` command line uses in the project around ``start``: the
     built-ins, the entry points, the root ``conftest.py`` when it implements the hook, and the
-    ``instruction_dirs`` of the nearest ``pyproject.toml`` (the default registry when the
-    project adds neither). Raises VibecheckError for a bad file or a clash."""
+    ``instruction_dirs`` of the nearest ``pyproject.toml`` plus ``extra_dirs`` (those of a gate
+    config file given with ``--config``; the default registry when the project adds none of
+    these). Raises VibecheckError for a bad file or a clash."""
     pyproject = find_pyproject(start)
-    if pyproject is None:
+    extra = list(extra_dirs)
+    if pyproject is None and not extra:
         return installed_registry(refresh=True)
-    dirs = instruction_dirs_from_pyproject(pyproject)
-    conftest = pyproject.parent / "conftest.py"
-    hooked = conftest.is_file() and "pytest_vibecheck_register" in conftest.read_text(
-        encoding="utf-8", errors="replace"
+    mine = instruction_dirs_from_pyproject(pyproject) if pyproject is not None else []
+    dirs = list(dict.fromkeys([*mine, *extra]))
+    conftest = pyproject.parent / "conftest.py" if pyproject is not None else None
+    hooked = conftest is not None and conftest.is_file() and "pytest_vibecheck_register" in (
+        conftest.read_text(encoding="utf-8", errors="replace")
     )
     if not dirs and not hooked:
         return installed_registry(refresh=True)
     pm = load_plugins(conftest if hooked else None)
     return build_registry(lambda reg: pm.hook.pytest_vibecheck_register(registry=reg), dirs)
+
+
+def config_file_registry(config_file: Path | None, start: Path) -> AbstractContextManager[object]:
+    """A ``with`` block in which the active registry also holds the team instructions of
+    ``config_file``'s ``[tool.vibecheck] instruction_dirs`` (a gate config given with
+    ``--config``; relative folders are relative to that file); a block that changes nothing when
+    ``config_file`` is None, missing or names no folders. Raises VibecheckError for a bad file
+    or a clash."""
+    dirs = instruction_dirs_from_pyproject(config_file) if config_file is not None else []
+    if not dirs:
+        return nullcontext()
+    return activate(registry_for_project(start, dirs))
 
 
 def find_pyproject(start: Path) -> Path | None:

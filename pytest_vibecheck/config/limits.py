@@ -1,6 +1,8 @@
 """The run limits ``--vibe-max-errors`` and ``--vibe-budget`` as values: parsed once, where the
 options are resolved (:mod:`pytest_vibecheck.config.settings`), and enforced by the run's guard
-(:class:`pytest_vibecheck.plugin.run.guard.RunGuard`)."""
+(:class:`pytest_vibecheck.plugin.run.guard.RunGuard`). Also the input bounds of verification
+outside a run (``vibecheck verify``, the gate, the pre-commit check): :data:`MAX_INPUT_BYTES`
+per file and :data:`SHOWN_VIOLATIONS` printed per file."""
 
 from __future__ import annotations
 
@@ -10,7 +12,25 @@ from dataclasses import dataclass
 
 from pytest_vibecheck.errors import ParameterError
 
-__all__ = ["DEFAULT_MAX_ERRORS", "Budget", "ErrorBound", "parse_budget", "parse_max_errors"]
+__all__ = [
+    "DEFAULT_MAX_ERRORS", "MAX_INPUT_BYTES", "SHOWN_VIOLATIONS", "Budget", "ErrorBound",
+    "parse_budget", "parse_max_errors", "too_large",
+]  # fmt: skip
+
+#: The largest file (bytes) ``vibecheck verify`` and the gate verify unless told otherwise: 2 MB,
+#: far above hand-written code (the largest module of this package is under 50 kB) and about a
+#: second of Ruff; a 60 MB file took 29 s and 4.7 GB of memory.
+MAX_INPUT_BYTES = 2_000_000
+#: Violations printed per file (the rest counted in one line; JSON outputs keep them all).
+SHOWN_VIOLATIONS = 50
+
+
+def too_large(name: str, size: int, limit: int, raise_with: str) -> str | None:
+    """The one-line refusal of input ``name`` of ``size`` bytes over ``limit``, naming the cap
+    and ``raise_with`` (how to raise it); None when it fits."""
+    if size <= limit:
+        return None
+    return f"{name} is {size:,} bytes, over the limit of {limit:,} bytes; {raise_with}"
 
 #: Default ``--vibe-max-errors``: more than 10% of the run's items, and at least 10 errors.
 DEFAULT_MAX_ERRORS = "10%"

@@ -84,6 +84,7 @@ class VibeSettings:
     report_replies: bool = True
     instruction_dirs: tuple[Path, ...] = ()
     item_timeout: float | None = None
+    request_timeout: float | None = None
     max_errors: str | None = None
     budget: str | None = None
     batch: bool = False
@@ -121,6 +122,7 @@ class VibeSettings:
             "report_replies": self.report_replies,
             **({"instruction_dirs": [str(d) for d in self.instruction_dirs]}
                if self.instruction_dirs else {}),
+            "request_timeout": self.request_timeout,
             "max_errors": self.max_errors,
             "budget": self.budget,
             "batch": self.batch,
@@ -211,12 +213,22 @@ def _validate_protocols(value: object, where: str) -> tuple[str, ...]:
 
 def _validate_ks(value: object, where: str) -> tuple[int, ...]:
     items: list[object]
+    expected = "integers >= 1 (instructions per task): 3, [1, 3, 5] or \"1,3,5\""
     if isinstance(value, int) and not isinstance(value, bool):
         items = [value]
-    elif isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        items = list(value)
-    else:
+    elif isinstance(value, (list, tuple)):
+        items = []
+        for v in value:  # integers, or strings of them (["1", "3"], ["1,3"])
+            if isinstance(v, int) and not isinstance(v, bool):
+                items.append(v)
+            elif isinstance(v, str) and all(p.strip().isdigit() for p in v.split(",") if p.strip()):
+                items.extend(p.strip() for p in v.split(",") if p.strip())
+            else:
+                raise _fail(where, value, expected)
+    elif isinstance(value, str):
         items = list(_as_list(value, where))
+    else:
+        raise _fail(where, value, expected)
     ks = sorted({_as_int(v, where, minimum=1, name="instructions per task, e.g. 1,3,5") for v in items})
     if not ks:
         raise _fail(where, value, "a comma-separated list of integers >= 1, e.g. 1,3,5")
@@ -505,6 +517,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "hard deadline of each item (pytest-timeout; a timeout is an error, never a model "
                "failure); default computed from the generation and execution budget",
                _validate_item_timeout, toml_keys=("item_timeout", "item-timeout")),
+    OptionSpec("request_timeout", "--vibe-request-timeout", "SECONDS",
+               "timeout of one model request in seconds, each retry included (default "
+               "$VIBECHECK_TIMEOUT, else 600); raise it for a slow server",
+               _validate_item_timeout, toml_keys=("request_timeout", "request-timeout")),
     OptionSpec("executor", "--vibe-executor", "SPEC",
                "where the sandboxed tests run: local (default) or ray[://HOST:PORT] "
                "(the ray extra; docs/ci.md)", _validate_executor, toml_keys=("executor",)),
@@ -683,8 +699,11 @@ def _read_pyproject(config: pytest.Config) -> tuple[dict[str, Any], str]:
     return found
 
 
-def _check_unknown_keys(table: Mapping[str, Any], filename: str) -> None:
+def _unknown_keys(table: Mapping[str, Any], filename: str) -> list[tuple[str, str]]:
+    """``(key, message)`` of each key of ``[tool.vibecheck]`` that no option reads, the message
+    with the closest known key (``... unknown key 'limt'; did you mean 'limit'?``)."""
     known = {k for spec in (*OPTIONS, *CI_OPTIONS) for k in spec.toml_keys}
+    out = []
     for key in table:
         if key in known or key in SUBTABLES:
             continue
@@ -692,10 +711,40 @@ def _check_unknown_keys(table: Mapping[str, Any], filename: str) -> None:
 
         close = difflib.get_close_matches(key, sorted(known), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise pytest.UsageError(
-            f"vibecheck: {filename} [tool.vibecheck]: unknown key {key!r}{hint} "
-            f"(known keys: {', '.join(sorted(known))})"
-        )
+        out.append((key, f"{filename} [tool.vibecheck]: unknown key {key!r}{hint}"))
+    return out
+
+
+def benchmark_requested(config: pytest.Config, environ: Mapping[str, str] | None = None) -> bool:
+    """True when this pytest run asks for pytest-vibecheck: ``--vibe``, or any ``--vibe-*``
+    option on the command line, or ``VIBECHECK_GATE`` in the environment. Otherwise the run
+    is the team's ordinary ``pytest``, which a bad ``[tool.vibecheck]`` must not break."""
+    env = os.environ if environ is None else environ
+    if config.getoption("vibe", False) or env.get(
+        next(s for s in CI_OPTIONS if s.name == "gate").env, ""
+    ).strip():
+        return True
+    for spec in (*OPTIONS, *CI_OPTIONS):
+        cli = config.getoption(spec.dest, default=None)
+        if cli not in (None, [], "", False):
+            return True
+    return False
+
+
+_WARNED_KEY = pytest.StashKey["set[str]"]()
+
+
+def _warn_once(config: pytest.Config, message: str) -> None:
+    """One line on stderr, once per session and only on the controller: a ``[tool.vibecheck]``
+    problem ignored because the benchmark is off."""
+    warned = config.stash.setdefault(_WARNED_KEY, set())
+    if message in warned or hasattr(config, "workerinput"):
+        return
+    warned.add(message)
+    sys.stderr.write(
+        f"vibecheck: warning: {message} (ignored: the benchmark is off; with --vibe it is an "
+        "error)\n"
+    )
 
 
 def resolve_settings(
@@ -726,7 +775,13 @@ def resolve_options(
     """
     env = os.environ if environ is None else environ
     table, filename = _read_pyproject(config)
-    _check_unknown_keys(table, filename)
+    strict = benchmark_requested(config, env)
+    unknown = _unknown_keys(table, filename)
+    if unknown and strict:
+        known = sorted({k for spec in (*OPTIONS, *CI_OPTIONS) for k in spec.toml_keys})
+        raise pytest.UsageError(f"vibecheck: {unknown[0][1]} (known keys: {', '.join(known)})")
+    for _key, message in unknown:  # an ordinary pytest run: warn, run the user's tests
+        _warn_once(config, message)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for spec in specs:
@@ -755,7 +810,14 @@ def resolve_options(
         if not where:
             sources[spec.name] = "default"
             continue
-        values[spec.name] = spec.validate(raw, where)
+        try:
+            values[spec.name] = spec.validate(raw, where)
+        except pytest.UsageError as exc:
+            if strict or where == spec.flag:  # asked for on the command line: an error
+                raise
+            _warn_once(config, str(exc).removeprefix("vibecheck: "))
+            sources[spec.name] = "default"
+            continue
         sources[spec.name] = where
     return values, sources
 
@@ -786,6 +848,13 @@ def _finish(config: pytest.Config, values: dict[str, Any], sources: dict[str, st
         values["instruction_dirs"] = tuple(
             d if d.is_absolute() else folder / d for d in values["instruction_dirs"]
         )
+    gate_dirs = _gate_config_instruction_dirs(config)
+    if gate_dirs:
+        mine = values.get("instruction_dirs", ())
+        values["instruction_dirs"] = tuple(dict.fromkeys((*mine, *gate_dirs)))
+        sources["instruction_dirs"] = ", ".join(
+            filter(None, [sources.get("instruction_dirs") if mine else None, "--vibe-gate-config"])
+        )
     if "suites" in values:
         values["suites"] = tuple(
             str(base("suites") / s) if not Path(s).is_absolute() and (base("suites") / s).is_dir() else s
@@ -797,6 +866,33 @@ def _finish(config: pytest.Config, values: dict[str, Any], sources: dict[str, st
     if not active:
         values.pop("models", None)
     return VibeSettings(active=active, sources=sources, **values)
+
+
+def _gate_config_instruction_dirs(config: pytest.Config) -> tuple[Path, ...]:
+    """``[tool.vibecheck] instruction_dirs`` of the gate config file (``--vibe-gate-config``,
+    the action's ``config:``) as absolute folders (relative ones are relative to that file's
+    folder); ``()`` when no gate config is given or the file does not exist (the gate then names
+    it). The team instructions its ``[tool.vibecheck.gate]`` declares live there, so the session's
+    registry loads them beside those of ``pyproject.toml``.
+
+    Raises :class:`pytest.UsageError` naming the file for unreadable TOML or a value that is
+    not a list of folders.
+    """
+    spec = next(s for s in CI_OPTIONS if s.name == "gate_config")
+    values, _sources = resolve_options(config, [spec])
+    path = values.get("gate_config")
+    if not isinstance(path, Path):
+        return ()
+    path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
+    if not path.is_file():
+        return ()
+    from pytest_vibecheck.compose.build import instruction_dirs_from_pyproject
+    from pytest_vibecheck.errors import VibecheckError
+
+    try:
+        return tuple(instruction_dirs_from_pyproject(path))
+    except VibecheckError as exc:
+        raise pytest.UsageError(f"vibecheck: {exc}") from None
 
 
 def _apply_profile(values: dict[str, Any], sources: Mapping[str, str]) -> None:

@@ -216,6 +216,7 @@ class Calibrator(SQLiteStore):
         #: ``durations.json``: :mod:`pytest_vibecheck.execute.durations`), by task key; what this
         #: machine measured overrides them; scheduling only, never a limit
         self.prior: dict[str, ExpectedTime] = {}
+        self._unusable = False
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Sent to other processes (a Ray task) as its settings: same store path (absolute),
@@ -232,6 +233,19 @@ class Calibrator(SQLiteStore):
         )
 
     # -- storage ------------------------------------------------------------
+
+    def _warn(self, exc: BaseException) -> None:
+        """One :class:`CalibrationWarning` for a failed read or write, naming the file once
+        (a :class:`CalibrationStoreError` already names it); an unusable file warns once, then
+        the store is skipped as if empty."""
+        if isinstance(exc, CalibrationStoreError):
+            if self._unusable:
+                return
+            self._unusable = True
+            text = str(exc)
+        else:
+            text = f"{self.what} {self.path}: {exc}"
+        warnings.warn(text, CalibrationWarning, stacklevel=3)
 
     def init_schema(self, conn: sqlite3.Connection) -> None:
         """Create the tables if absent (and the CPU column of stores written before it)."""
@@ -253,7 +267,7 @@ class Calibrator(SQLiteStore):
                 .fetchone()
             )
         except (sqlite3.Error, CalibrationStoreError) as exc:
-            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+            self._warn(exc)
             return None
         return None if row is None else (str(row[0]), row[1], str(row[2]))
 
@@ -274,7 +288,7 @@ class Calibrator(SQLiteStore):
                 (self.machine, task_key(problem), status, seconds, message[:500], time.time(), cpu_s),
             )
         except (sqlite3.Error, CalibrationStoreError) as exc:
-            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+            self._warn(exc)
 
     def observe(self, problem: Task, wall_s: float, cpu_s: float | None) -> None:
         """Record how long a candidate's tests took (seconds), for scheduling only."""
@@ -284,7 +298,7 @@ class Calibrator(SQLiteStore):
                 (self.machine, task_key(problem), wall_s, cpu_s, time.time()),
             )
         except (sqlite3.Error, CalibrationStoreError) as exc:
-            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+            self._warn(exc)
 
     def snapshot(self) -> dict[str, ExpectedTime]:
         """Every expected duration for this machine, by :func:`task_key`: the reference's time
@@ -304,7 +318,7 @@ class Calibrator(SQLiteStore):
                 if status == "passed" and seconds is not None:
                     out[str(task)] = ExpectedTime(float(seconds), cpu, "reference")
         except (sqlite3.Error, CalibrationStoreError) as exc:
-            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+            self._warn(exc)
         return out
 
     def expected(self, problem: Task) -> ExpectedTime | None:
@@ -326,7 +340,7 @@ class Calibrator(SQLiteStore):
             if seen is not None:
                 return ExpectedTime(float(seen[0]), seen[1], "observed")
         except (sqlite3.Error, CalibrationStoreError) as exc:
-            warnings.warn(f"calibration store {self.path}: {exc}", CalibrationWarning, stacklevel=2)
+            self._warn(exc)
         return self.prior.get(key)
 
     def expected_times(self, problems: Iterable[Task]) -> dict[str, ExpectedTime]:

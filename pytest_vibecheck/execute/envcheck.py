@@ -239,7 +239,10 @@ def data_available(entries: Iterable[str], python: str | None = None) -> frozens
     code. ``PATH`` defaults to :data:`NLTK_RESOURCES`."""
     wanted = sorted(set(entries))
     paths = {e: _data_path(e) for e in wanted}
-    found, _ = _data_found_in(python or sys.executable, tuple(sorted(set(paths.values()))))
+    # one probe per interpreter: every known resource is asked for, whichever a task needs
+    # (importing nltk.data takes about 2 s; a probe per task's set cost a cached run 25 s)
+    asked = tuple(sorted(set(paths.values()) | set(NLTK_RESOURCES.values())))
+    found, _ = _data_found_in(python or sys.executable, asked)
     return frozenset(e for e, path in paths.items() if path in found)
 
 
@@ -331,7 +334,9 @@ def available(modules: Iterable[str], python: str | None = None) -> frozenset[st
     mods = tuple(sorted(set(modules)))
     if python is None or python == sys.executable:
         return frozenset(m for m in mods if _available_here(m))
-    return _available_in(python, mods)
+    # one probe per interpreter for every module BigCodeBench uses, whichever a task needs
+    asked = tuple(sorted(set(mods) | set(IMPORT_TO_PYPI)))
+    return _available_in(python, asked) & frozenset(mods)
 
 
 def missing_modules(problem: Task, python: str | None = None) -> tuple[str, ...]:
@@ -346,6 +351,32 @@ def missing_modules(problem: Task, python: str | None = None) -> tuple[str, ...]
         return missing
     found = data_available(data, python)
     return tuple(d for d in data if d not in found)
+
+
+def missing_in_code(code: str, python: str | None = None) -> tuple[str, ...]:
+    """The BigCodeBench libraries (:data:`IMPORT_TO_PYPI`) that ``code`` (a candidate's
+    source) imports at top level and ``python`` (default: this interpreter) lacks, sorted.
+
+    A reply may import a library its task does not need (``import numpy`` in a task of the
+    standard library): BigCodeBench's environment has it, so the reply cannot be judged in one
+    that does not. The run skips such a reply before its tests run (the reason names the
+    library), as it skips a task whose own tests need one; ``()`` when it can run, or when the
+    code does not parse (the tests judge that). Modules outside the benchmark's libraries are
+    the candidate's own business: importing one is a model failure."""
+    wanted = tuple(sorted(m for m in _imports(code) if m in IMPORT_TO_PYPI))
+    if not wanted:
+        return ()
+    have = available(wanted, python)
+    return tuple(m for m in wanted if m not in have)
+
+
+def absent_libraries(python: str | None = None) -> tuple[str, ...]:
+    """The BigCodeBench libraries (:data:`IMPORT_TO_PYPI`) ``python`` lacks, those of the
+    ``exec-core`` tier first, each part sorted: what a reply cannot import here (the run's
+    header names them)."""
+    have = available(IMPORT_TO_PYPI, python)
+    order = sorted(IMPORT_TO_PYPI, key=lambda m: (m not in CORE_IMPORTS, m))
+    return tuple(m for m in order if m not in have)
 
 
 def data_hint(ids: Sequence[str]) -> str:

@@ -264,7 +264,7 @@ class TestService:
 
         done: Future[ExecResult] = Future()
         try:
-            early = check_runnable(problem, self.settings)
+            early = check_runnable(problem, self.settings, code)
             if early is None:
                 key = result_key(code, problem, self.settings)
                 early = cached_result(self.cache, key, problem)

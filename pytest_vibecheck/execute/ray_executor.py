@@ -8,6 +8,12 @@ task). The environment check, de-duplication and the result cache stay in the dr
 (:class:`~pytest_vibecheck.execute.executor.TestService`), so results and cache entries are
 the same as with the local executor.
 
+A task whose Ray worker dies (a crashed or killed worker process, a lost node) is run again
+by Ray, up to :data:`RETRIES` times (Ray's task retries, ``max_retries``; an exception raised
+inside a task is not retried: the sandbox reports its own errors as results); only after the
+last try does it become an infrastructure outcome (status ``error``, ``WorkerCrashedError``),
+never a model failure.
+
 Each task asks Ray for one CPU; a run expected to sleep (:class:`ExpectedTime.sleeps
 <pytest_vibecheck.execute.calibrate.ExpectedTime>`) asks for a quarter of one, so sleeping
 sandboxes do not hold CPUs. On every node, the execution environment (``--vibe-env``) must
@@ -33,6 +39,8 @@ __all__ = ["RayExecutor", "import_ray"]
 
 #: Ray's share of a CPU asked for by a run expected to sleep.
 SLEEPER_CPUS = 0.25
+#: How many times Ray runs a task again when its worker dies (Ray task ``max_retries``).
+RETRIES = 3
 
 
 def import_ray() -> Any:
@@ -56,13 +64,16 @@ def _execute_remote(code: str, problem: Task, settings: ExecSettings) -> ExecRes
 class RayExecutor(Executor):
     """Runs each sandboxed test run as a Ray task.
 
-    ``address``: ``ray://HOST:PORT``, or None for ``RAY_ADDRESS`` / a new local instance.
+    ``address``: ``ray://HOST:PORT``, or None for ``RAY_ADDRESS`` / a new local instance;
+    ``retries``: runs of a task again after its worker died (default :data:`RETRIES`).
     When Ray is already initialised in this process (e.g. ``ray.init(num_cpus=2)`` in a
     script or test), that connection is used and left open by :meth:`close`. Raises
     :class:`VibecheckError` when Ray is missing or the cluster cannot be reached.
     """
 
-    def __init__(self, address: str | None = None) -> None:
+    def __init__(self, address: str | None = None, retries: int = RETRIES) -> None:
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise VibecheckError(f"Ray executor: retries must be an int >= 0, got {retries!r}")
         ray = import_ray()
         self.name = address or "ray"
         self._ray = ray
@@ -81,7 +92,7 @@ class RayExecutor(Executor):
                     f"{str(exc).splitlines()[0] if str(exc) else ''})"
                 ) from None
             self._owned = True
-        self._task = ray.remote(max_retries=0)(_execute_remote)
+        self._task = ray.remote(max_retries=retries, retry_exceptions=False)(_execute_remote)
 
     def submit(
         self,

@@ -252,9 +252,12 @@ def result_key(code: str, problem: Task, settings: ExecSettings) -> str:
     return cache_key(code, problem.test, _fingerprint(problem, settings))
 
 
-def check_runnable(problem: Task, settings: ExecSettings) -> ExecResult | None:
-    """A ``skipped`` result when the environment lacks a module ``problem`` needs (None when it
-    can run). Raises :class:`VibecheckError` for an unknown test kind."""
+def check_runnable(problem: Task, settings: ExecSettings, code: str | None = None) -> ExecResult | None:
+    """A ``skipped`` result when the environment lacks a module ``problem`` needs, or a
+    BigCodeBench library that the candidate ``code`` imports
+    (:func:`~pytest_vibecheck.execute.envcheck.missing_in_code`: the reason ends ``(imported by
+    the reply)``); None when it can run. Raises :class:`VibecheckError` for an unknown test
+    kind."""
     kind = problem.test.kind
     if kind not in DEFAULT_TIME_LIMITS:
         raise VibecheckError(
@@ -267,6 +270,15 @@ def check_runnable(problem: Task, settings: ExecSettings) -> ExecResult | None:
             return ExecResult(
                 status="skipped",
                 message=envcheck.skip_reason(missing),
+                task_id=problem.task_id,
+                missing_module=missing[0],
+                network="n/a",
+            )
+        missing = envcheck.missing_in_code(code, settings.sandbox.python) if code else ()
+        if missing:
+            return ExecResult(
+                status="skipped",
+                message=f"{envcheck.skip_reason(missing)} (imported by the reply)",
                 task_id=problem.task_id,
                 missing_module=missing[0],
                 network="n/a",
@@ -305,7 +317,7 @@ def run_tests(
     invalid settings or an unknown test kind.
     """
     settings = settings or ExecSettings()
-    skipped = check_runnable(problem, settings)
+    skipped = check_runnable(problem, settings, code)
     if skipped is not None:
         return skipped
     key = result_key(code, problem, settings)

@@ -10,11 +10,21 @@ cost :data:`BATCH_PRICE_FACTOR` of the list price (:func:`batch_cost_usd`).
 
 from __future__ import annotations
 
-__all__ = ["BATCH_PRICE_FACTOR", "PRICES", "PRICES_AS_OF", "batch_cost_usd", "cost_usd", "price_of"]
+__all__ = [
+    "BATCH_PRICE_FACTOR", "PRICES", "PRICES_AS_OF", "PRICE_WORDS", "batch_cost_usd", "cost_usd", "format_usd",
+    "price_of",
+]
 
 #: What a request through the provider's batch API costs against its list price: half, for
 #: OpenAI's Batch API and Anthropic's Message Batches alike (both providers' pricing pages).
 BATCH_PRICE_FACTOR = 0.5
+
+#: The prices a run's dollars are at (the report's ``run.spend.price``), in words for messages.
+PRICE_WORDS: dict[str, str] = {
+    "list": "list prices",
+    "batch": "batch prices (half the list price)",
+    "mixed": "list and batch prices (shards of both kinds)",
+}
 
 PRICES_AS_OF = "2025-10"
 
@@ -60,3 +70,18 @@ def batch_cost_usd(model: str, input_tokens: int, output_tokens: int) -> float |
     """:func:`cost_usd` at the batch price (:data:`BATCH_PRICE_FACTOR` of the list price)."""
     cost = cost_usd(model, input_tokens, output_tokens)
     return None if cost is None else cost * BATCH_PRICE_FACTOR
+
+
+def format_usd(usd: float) -> str:
+    """``usd`` (US dollars, >= 0) as text that tells small amounts apart: cents from $1 up
+    (``$1,234.57``), else three significant digits with at least two decimals (``$0.02``,
+    ``$0.00625``, ``$0.0001``); ``$0.00`` for zero. A budget and what was spent against it are
+    shown with this, so ``$0.0001`` never reads as ``$0.00``."""
+    if usd >= 1 or usd <= 0:
+        return f"${max(usd, 0.0):,.2f}"
+    import math
+
+    decimals = max(2, 2 - math.floor(math.log10(usd)))
+    text = f"{usd:.{decimals}f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    return f"${whole}.{frac.ljust(2, '0')}"

@@ -269,7 +269,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 def runnable_line(runtime: Runtime, suites: Any) -> str:
     """``execution environment bigvibebench@6dc38aaeabf7 (...): 1,131 of 1,140 bigvibebench
     tasks can run; executor local``."""
-    from pytest_vibecheck.execute.envcheck import check_environment
+    from pytest_vibecheck.execute.envcheck import absent_libraries, check_environment
     from pytest_vibecheck.suites.store import load_suite
 
     env = runtime.environment
@@ -282,6 +282,13 @@ def runnable_line(runtime: Runtime, suites: Any) -> str:
             continue  # reported by the collection
         rep = check_environment(suite.problems, suite=suite.name, python=python)
         parts.append(f"{len(rep.runnable):,} of {rep.total:,} {suite.name} tasks can run")
+    absent = absent_libraries(python)
+    if absent:  # what a reply cannot import here: such a reply is skipped, not an error
+        shown = ", ".join(absent[:4]) + (f" and {len(absent) - 4} more" if len(absent) > 4 else "")
+        parts.append(
+            f"a reply that imports a BigCodeBench library not installed here ({shown}) is "
+            "skipped"
+        )
     return (
         f"execution environment {env.describe()}: {'; '.join(parts) or 'no suite'}; "
         f"executor {runtime.settings.executor}"
@@ -481,9 +488,9 @@ def item_timeout_s(settings: VibeSettings, item: VibeItem) -> float:
         return settings.item_timeout
     from pytest_vibecheck.execute.calibrate import DEFAULT_REFERENCE_LIMIT_S
     from pytest_vibecheck.execute.tests import DEFAULT_TIME_LIMITS, ExecSettings
-    from pytest_vibecheck.generate.backends.base import BackendSettings
+    from pytest_vibecheck.plugin.run.runtime import backend_settings
 
-    backend = BackendSettings()
+    backend = backend_settings(settings)
     startup = ExecSettings().startup_s
     return item_deadline_s(
         protocol=item.spec.protocol,

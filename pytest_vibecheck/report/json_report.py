@@ -1,8 +1,8 @@
 """The JSON report: build, write (atomically), load and validate (docs/report-schema.md).
 
-The schema is ``schema.json`` beside this module (JSON Schema draft 2020-12). Validation uses
-:mod:`jsonschema` when it is installed (the ``dev`` extra); without it, :func:`load_report`
-checks only the identifying fields.
+The schema is ``schema.json`` beside this module (JSON Schema draft 2020-12), checked with
+:mod:`jsonschema` (a dependency of the package) on every read, so a malformed report is one line
+naming the first bad field in every install, never an error deep in a command.
 """
 
 from __future__ import annotations
@@ -129,6 +129,13 @@ def build_report(
     return report
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_report(path: str | os.PathLike[str], report: Mapping[str, object]) -> Path:
     """Write ``report`` (a :class:`~pytest_vibecheck.report.records.VibeReport`, or any JSON
     object: the SARIF log uses it too) as JSON to ``path`` atomically (temp file + rename);
@@ -137,6 +144,9 @@ def write_report(path: str | os.PathLike[str], report: Mapping[str, object]) -> 
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
     try:
+        # mkstemp makes the file 0600; a report is shared like any output (JUnit, SARIF): the
+        # mode an ordinary file gets under the process's umask (0644 under the usual 022)
+        Path(tmp).chmod(0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             # compact, in one go: json.dumps uses the C encoder (json.dump with a file, or any
             # indent, uses the pure-Python one: seconds for a large run)
@@ -151,8 +161,8 @@ def write_report(path: str | os.PathLike[str], report: Mapping[str, object]) -> 
 
 def validate_report(report: Any, *, source: str = "report") -> None:
     """Check ``report`` against ``schema.json``; raises :class:`ReportError` naming the first
-    invalid field. Without :mod:`jsonschema`, only ``schema`` and ``schema_version`` are
-    checked."""
+    invalid field (``REPORT: field items/0/turns: 'oops' is not of type 'array'``), or saying
+    that :mod:`jsonschema`, a dependency, is missing from a broken install."""
     if not isinstance(report, dict) or report.get("schema") != SCHEMA_ID:
         raise ReportError(f"{source}: not a pytest-vibecheck report (no \"schema\": \"{SCHEMA_ID}\")")
     version = report.get("schema_version")
@@ -163,8 +173,11 @@ def validate_report(report: Any, *, source: str = "report") -> None:
         )
     try:
         import jsonschema
-    except ImportError:  # pragma: no cover - the dev extra has it
-        return
+    except ImportError:  # tests/test_plain_install.py hides it
+        raise ReportError(
+            f"{source}: cannot check the report: jsonschema, a dependency of pytest-vibecheck, "
+            "is not installed; reinstall it (pip install pytest-vibecheck)"
+        ) from None
     validator = jsonschema.Draft202012Validator(report_schema())
     errors = sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
     if errors:

@@ -3,8 +3,10 @@
 :class:`RunProgress` is a plugin on the controller (never on an xdist worker). From the items'
 records (:func:`pytest_vibecheck.report.properties.record_of`, the same with or without ``-n``;
 the full record comes with the setup report, later reports carry a marker) it counts items done
-out of the total, generations requested and served from the cache, tokens in
-and out (of replies generated now; cache hits cost nothing) and an ETA. It shows them one of two
+out of the total, generations requested and served from the cache, and an ETA; the tokens it
+shows are what the run spent so far (the run's shared counters of answered API requests, every
+process: the same figures as the last line and ``run.spend``; cache hits and offline models cost
+nothing). It shows them one of two
 ways (:func:`choose_mode`):
 
 - **live**, on a terminal (pytest's reporter writes to a TTY with markup, ``$CI`` unset, not
@@ -145,8 +147,6 @@ class RunProgress:
         self.done = 0
         self.requested = 0
         self.cached = 0
-        self.tokens_in = 0
-        self.tokens_out = 0
         #: items not run, per stop reason
         self.not_run: Counter[str] = Counter()
         self.started = time.monotonic()
@@ -210,9 +210,6 @@ class RunProgress:
             self.requested += 1
             if gen.get("cached"):
                 self.cached += 1
-            else:
-                self.tokens_in += int(gen.get("input_tokens") or 0)
-                self.tokens_out += int(gen.get("output_tokens") or 0)
         reason = str(record.get("skip_reason") or "")
         if reason.startswith(NOT_RUN):
             self.not_run[reason[len(NOT_RUN):]] += 1
@@ -220,23 +217,35 @@ class RunProgress:
 
     # ------------------------------------------------------------ printing
 
+    def _stopped(self) -> bool:
+        """True once a stop was recorded (a budget, the error bound, or a model's fatal error):
+        the stopped items are skipped at once, so an ETA from the time per item so far would
+        be wrong; the line says ``stopped`` instead."""
+        return bool(self.guard.state.stops())
+
     def line(self) -> str:
-        """The progress line: items done of the total, generations, tokens, ETA."""
+        """The progress line: items done of the total, generations, tokens, ETA (``stopped``
+        instead once the run has stopped)."""
         total, pct, elapsed, eta = self._numbers()
+        _requests, tin, tout, _usd = self.guard.spent()
+        end = "stopped" if self._stopped() else f"ETA {_duration(eta)}"
         return (
             f"vibecheck: {self.done}/{total} items ({pct:.0f}%); generations {self.requested} "
-            f"requested, {self.cached} from the cache; tokens {format_tokens(self.tokens_in)} in / "
-            f"{format_tokens(self.tokens_out)} out; elapsed {_duration(elapsed)}, ETA {_duration(eta)}"
+            f"requested, {self.cached} from the cache; tokens {format_tokens(tin)} in / "
+            f"{format_tokens(tout)} out; elapsed {_duration(elapsed)}, {end}"
         )
 
     def status(self) -> str:
         """The live status (shorter than :meth:`line`: it shares pytest's line)."""
         total, pct, _elapsed, eta = self._numbers()
+        _requests, tin, tout, _usd = self.guard.spent()  # what the run spent: every process
         text = (
             f"vibecheck {self.done}/{total} items ({pct:.0f}%), gen {self.requested} "
-            f"({self.cached} cached), tokens {format_tokens(self.tokens_in)} in / "
-            f"{format_tokens(self.tokens_out)} out"
+            f"({self.cached} cached), tokens {format_tokens(tin)} in / "
+            f"{format_tokens(tout)} out"
         )
+        if self._stopped():
+            return text + ", stopped"
         return text + (f", ETA {_duration(eta)}" if self.done else "")
 
     def _numbers(self) -> tuple[int, float, float, float]:
@@ -309,14 +318,9 @@ class RunProgress:
 
     def spent_line(self) -> str:
         """What the run spent on API requests (every process), and the budget."""
-        requests, tin, tout, usd = self.guard.spent()
-        text = f"vibecheck: spent {tin:,} input + {tout:,} output tokens on {requests} model requests"
-        if usd is not None and requests:
-            text += f" (${usd:.2f} at {self.guard.price_words})"
-        budget = self.guard.budget
-        if budget is not None:
-            text += f"; budget {budget.text}"
-        return text
+        from pytest_vibecheck.report.terminal import spend_line
+
+        return spend_line(self.guard.spend())
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -142,7 +142,8 @@ class VibeSummary:
         else:
             report = {"aggregates": self.aggregates(), "generation": generation_totals(self.items())}
         terminalreporter.write_sep("=", "vibecheck summary")
-        for line in render_summary(report, verbosity=self.config.get_verbosity()):
+        # what the run spent is the progress reporter's last line (report/progress.py)
+        for line in render_summary(report, verbosity=self.config.get_verbosity(), with_spend=False):
             terminalreporter.write_line(line)
         for what, path in self.written:
             terminalreporter.write_line(f"{what}: {path}")

@@ -3,16 +3,29 @@
 :func:`render_summary` turns a report's ``aggregates`` and ``generation`` totals into lines; the
 plugin writes them in ``pytest_terminal_summary`` under a ``vibecheck summary`` separator.
 Metrics are fractions in the report and percentages here (one decimal).
+
+What a run spent has one source, the run's shared counters of answered API requests
+(``run.spend``, :class:`~pytest_vibecheck.report.records.SpendRecord`), and one line,
+:func:`spend_line`: the live run prints it at the very end, ``vibecheck summary`` and
+``vibecheck merge`` from the report. The generation line counts generations only: the tokens of
+the reported turns are not what was spent (a replay's recorded tokens cost nothing; turns of
+items a stop cut short are not reported but were paid for).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict, cast
 
-from pytest_vibecheck.report.records import AggregateRecord, GenerationTotals, VibeReport
+from pytest_vibecheck.generate.prices import PRICE_WORDS, format_usd
+from pytest_vibecheck.report.records import (
+    AggregateRecord,
+    GenerationTotals,
+    SpendRecord,
+    VibeReport,
+)
 
-__all__ = ["SummaryParts", "pct", "render_summary", "render_table"]
+__all__ = ["SummaryParts", "pct", "render_summary", "render_table", "spend_line"]
 
 
 class SummaryParts(TypedDict, total=False):
@@ -118,10 +131,30 @@ def _details(g: AggregateRecord) -> list[str]:
     return out
 
 
-def render_summary(report: VibeReport | SummaryParts, verbosity: int = 0) -> list[str]:
+def spend_line(spend: SpendRecord) -> str:
+    """The one line of what a run spent on API requests (``run.spend``): tokens, requests,
+    dollars at the run's prices (``run.spend.price``: list, or batch at half of them;
+    :func:`~pytest_vibecheck.generate.prices.format_usd`) and the
+    budget, e.g. ``vibecheck: spent 2,000 input + 1,000 output tokens on 2 model requests
+    ($0.00625 at list prices); budget $0.0001, reached``. A budget reached says so: requests
+    already sent when it was reached count too, so the total can pass the budget."""
+    requests, tin, tout = spend["requests"], spend["input_tokens"], spend["output_tokens"]
+    text = f"vibecheck: spent {tin:,} input + {tout:,} output tokens on {requests} model requests"
+    usd = spend.get("usd")
+    if usd is not None and requests:
+        text += f" ({format_usd(usd)} at {PRICE_WORDS.get(spend.get('price') or 'list', 'list prices')})"
+    if spend.get("budget"):
+        text += f"; budget {spend['budget']}" + (", reached" if spend.get("budget_stopped") else "")
+    return text
+
+
+def render_summary(
+    report: VibeReport | SummaryParts, verbosity: int = 0, with_spend: bool = True
+) -> list[str]:
     """The summary lines of a report (docs/report-schema.md): the table of aggregates, a
-    legend, the generation totals, and at ``verbosity >= 1`` IF by position, category,
-    instruction and multi-turn retention for every group."""
+    legend, the generation totals, what the run spent (:func:`spend_line`, from ``run.spend``;
+    ``with_spend=False`` leaves it to the live run's last line), and at ``verbosity >= 1`` IF by
+    position, category, instruction and multi-turn retention for every group."""
     groups: Sequence[AggregateRecord] = report.get("aggregates") or []
     if not groups:
         return ["no vibecheck results (no item ran)"]
@@ -142,11 +175,11 @@ def render_summary(report: VibeReport | SummaryParts, verbosity: int = 0) -> lis
         offline = gen.get("requested", 0) - looked
         if offline:
             line += f", {offline} from offline models (replay/reference)"
-        line += (
-            f"; tokens spent: {gen.get('input_tokens', 0):,} input, "
-            f"{gen.get('output_tokens', 0):,} output"
-        )
         lines.append(line)
+    run: Mapping[str, Any] = cast("Mapping[str, Any]", report).get("run") or {}
+    spend: SpendRecord | None = run.get("spend") if with_spend else None
+    if spend is not None:
+        lines.append(spend_line(spend))
     errors = sum(int(g["errors"]) for g in groups)
     if errors:
         kinds: dict[str, int] = {}

@@ -30,8 +30,10 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import logging
 import math
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -95,6 +97,8 @@ _GUARD_BEFORE_RUFF = 4096
 
 IfLevel = Literal["instruction", "task"]
 Composite = Literal["blend", "gated"]
+#: Which assistant messages of a conversational completion are judged (:func:`completion_text`).
+MessageMode = Literal["last", "all"]
 
 
 @dataclass(frozen=True)
@@ -117,11 +121,15 @@ class RewardConfig:
       shows those); None = all;
     - ``extract_mode``: how code is taken from a reply (:func:`~pytest_vibecheck.verify.extract.extract_code`;
       ``"first"`` is the paper's pipeline);
+    - ``messages``: which assistant messages of a conversational completion are the reply:
+      ``"last"`` (the final one with text) or ``"all"`` (joined); see :func:`completion_text`;
     - ``exec_settings``: sandbox settings (:class:`~pytest_vibecheck.execute.tests.ExecSettings`);
     - ``workers``: sandboxes at a time (None: CPU count / xdist workers);
     - ``exec_cache``: path of a SQLite result cache shared by processes (None: no cache);
     - ``executor``: where the sandboxes run, as an executor spec of the execution layer
-      (``"local"``, ``"ray"``, ``"ray://HOST:PORT"``; None: the local sandbox pool). A spec,
+      (``"local"``, ``"ray"``, ``"ray://HOST:PORT"``). None (default): the Ray executor when
+      this process is connected to a Ray cluster (``ray.is_initialized()``, as in verl's
+      reward-loop workers and any Ray task or actor), else the local sandbox pool. A spec,
       unlike an object, travels in framework configs (verl ``reward_kwargs``) to fresh workers.
 
     Raises :class:`~pytest_vibecheck.errors.VibecheckError` for a value out of range.
@@ -134,6 +142,7 @@ class RewardConfig:
     instructions: bool = True
     k: int | None = None
     extract_mode: ExtractMode = "first"
+    messages: MessageMode = "last"
     exec_settings: ExecSettings | None = None
     workers: int | None = None
     exec_cache: str | None = None
@@ -152,6 +161,8 @@ class RewardConfig:
             raise VibecheckError(f"reward k must be an int >= 0 or None, got {self.k!r}")
         if self.extract_mode not in ("first", "best"):
             raise VibecheckError(f"reward extract_mode must be 'first' or 'best', got {self.extract_mode!r}")
+        if self.messages not in ("last", "all"):
+            raise VibecheckError(f"reward messages must be 'last' or 'all', got {self.messages!r}")
         if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1):
             raise VibecheckError(f"reward workers must be an int >= 1 or None, got {self.workers!r}")
         if not (self.functional or self.instructions):
@@ -180,7 +191,7 @@ class RewardConfig:
         settings = self.exec_settings or ExecSettings()
         return json.dumps(
             [self.alpha, self.if_level, self.composite, self.functional, self.instructions, self.k,
-             self.extract_mode, self.workers, self.exec_cache, self.executor, repr(settings)],
+             self.extract_mode, self.messages, self.workers, self.exec_cache, self.executor, repr(settings)],
             default=str,
         )
 
@@ -270,19 +281,28 @@ class RewardResult:
         }
 
 
-def completion_text(completion: object) -> str:
+def completion_text(completion: object, messages: MessageMode = "last") -> str:
     """The reply text of a completion: a string, or a conversational completion (a list of
-    message dicts, as TRL passes them: ``[{"role": "assistant", "content": "..."}]``), whose
-    assistant messages' contents are joined (content given as text parts is joined too).
+    message dicts, as TRL passes them: ``[{"role": "assistant", "content": "..."}]``; content
+    given as text parts is joined).
+
+    ``messages``: which assistant messages make the reply. ``"last"`` (default): the final
+    assistant message that has text (a completion with tool calls, or a draft and then the
+    answer, is judged on its answer; a last message that only calls a tool, ``content=None``,
+    is passed over); ``"all"``: every assistant message's text, joined by newlines in order
+    (with extraction mode ``first``, an earlier draft's code is then the one judged). Messages
+    of other roles (``tool``, ``user``) are never part of the reply.
 
     Raises :class:`~pytest_vibecheck.errors.VibecheckError` for anything else.
     """
+    if messages not in ("last", "all"):
+        raise VibecheckError(f"completion messages must be 'last' or 'all', got {messages!r}")
     if isinstance(completion, str):
         return completion
     if isinstance(completion, Mapping):
         completion = [completion]
     if isinstance(completion, Sequence):
-        parts: list[str] = []
+        texts: list[str] = []  # per assistant message with text content, in order
         for msg in completion:
             if not isinstance(msg, Mapping):
                 break
@@ -290,16 +310,18 @@ def completion_text(completion: object) -> str:
                 continue
             content = msg.get("content")
             if isinstance(content, str):
-                parts.append(content)
+                texts.append(content)
             elif isinstance(content, Sequence):
-                parts.extend(
+                texts.append("\n".join(
                     str(p.get("text", "")) for p in content
                     if isinstance(p, Mapping) and p.get("type", "text") == "text"
-                )
+                ))
             elif content is not None:
                 break
         else:
-            return "\n".join(parts)
+            if messages == "all":
+                return "\n".join(texts)
+            return next((t for t in reversed(texts) if t.strip()), texts[-1] if texts else "")
     raise VibecheckError(
         "completion: expected a string or a list of {'role', 'content'} messages, got "
         f"{type(completion).__name__}"
@@ -378,6 +400,9 @@ class RewardScorer:
         self._lock = threading.Lock()
         self._cache: Any = None
         self._made: Any = None
+        #: Completions scored and infrastructure failures among them, over this scorer's life.
+        self.scored = 0
+        self.infra_errors = 0
 
     # ------------------------------------------------------------ execution
 
@@ -401,7 +426,9 @@ class RewardScorer:
             return self._executor
         spec = self.config.executor
         if spec is None:
-            return None
+            spec = _cluster_spec()
+            if spec is None:
+                return None
         with self._lock:
             if self._made is None:
                 try:
@@ -473,7 +500,24 @@ class RewardScorer:
                 res = self._result(units[key], shared=key in seen)
                 seen.add(key)
                 out.append(res)
+        self._count(out)
         return out
+
+    def _count(self, results: Sequence[RewardResult]) -> None:
+        """Count the batch's infrastructure failures and log them (logger
+        ``pytest_vibecheck.reward``, one warning per batch that has any, with the first error
+        and the running totals)."""
+        failed = [r for r in results if r.is_infra_error]
+        with self._lock:
+            self.scored += len(results)
+            self.infra_errors += len(failed)
+            total, scored = self.infra_errors, self.scored
+        if failed:
+            _log.warning(
+                "vibecheck reward: %d of %d completions in this batch were infrastructure "
+                "failures, not model failures (%d of %d so far); first: %s",
+                len(failed), len(results), total, scored, failed[0].error,
+            )
 
     def _units(
         self, completions: Sequence[object], problems: Sequence[ProblemRef]
@@ -486,7 +530,7 @@ class RewardScorer:
         units: dict[str, _Unit] = {}
         order: list[str] = []
         for i, (completion, ref) in enumerate(zip(completions, problems, strict=True)):
-            reply = completion_text(completion)
+            reply = completion_text(completion, cfg.messages)
             ref_key: object = ref if isinstance(ref, str) else id(ref)
             prob = resolved.get(ref_key)
             if prob is None:
@@ -730,6 +774,18 @@ class RewardScorer:
         return RewardResult(reward, "ok", func, exec_status, inst_if, task_if, verdicts, None, details)
 
 
+def _cluster_spec() -> str | None:
+    """``"ray"`` when this process is connected to a Ray cluster (a Ray driver, task or actor,
+    such as verl's reward-loop workers), else None. Ray is not imported here: a process that
+    has not imported it is not connected."""
+    ray = sys.modules.get("ray")
+    is_initialized = getattr(ray, "is_initialized", None)
+    try:
+        return "ray" if callable(is_initialized) and is_initialized() else None
+    except Exception:  # a half-imported or broken Ray: the local pool
+        return None
+
+
 def _parses_code(iid: str) -> bool:
     """True if instruction ``iid`` has a built-in check that parses the code (doc_5,
     library_2: :data:`~pytest_vibecheck.verify.checks.PARSES_CODE`): the guard's parse is then
@@ -755,6 +811,8 @@ def _composite(cfg: RewardConfig, func: float | None, if_value: float | None) ->
         value = a * if_value + (1.0 - a) * func
     return 0.0 if math.isclose(value, 0.0, abs_tol=1e-12) else value
 
+
+_log = logging.getLogger("pytest_vibecheck.reward")
 
 _scorers: dict[tuple[int, str], RewardScorer] = {}
 _scorers_lock = threading.Lock()

@@ -12,7 +12,13 @@ completion: each prompt's row repeated ``num_generations`` times), ``trainer_sta
 strings for a standard dataset and lists of message dicts (``[{"role": "assistant",
 "content": ...}]``) for a conversational one. The function returns one float per completion,
 or ``None`` where the reward does not apply (TRL turns it into NaN and leaves it out of that
-sample's sum): here ``None`` means an infrastructure failure.
+sample's sum): here ``None`` means an infrastructure failure (counted, logged as the metric
+``vibecheck/infra_errors`` and by the logger ``pytest_vibecheck.reward``).
+
+A conversational completion with several assistant messages (a draft and then the answer,
+tool calls in between) is judged on its final assistant message with text, by default;
+``VibecheckReward(messages="all")`` joins them all
+(:func:`~pytest_vibecheck.reward.core.completion_text`).
 
 Wiring (the dataset from ``vibecheck export-dataset SUITE --format trl``, whose ``problem``
 column each completion is scored against)::
@@ -53,8 +59,8 @@ class VibecheckReward:
     a row with neither column set (another task's row in a multi-task dataset: TRL leaves that
     reward out of the sample's sum). Rates are over the scored rows. With
     ``log=True`` (default) and TRL's ``log_metric`` / ``log_extra`` present, it logs
-    ``vibecheck/pass_rate``, ``vibecheck/instruction_if``, ``vibecheck/tampered_rate`` and
-    ``vibecheck/infra_error_rate`` per batch, and the columns ``vibecheck_status`` and
+    ``vibecheck/pass_rate``, ``vibecheck/instruction_if``, ``vibecheck/tampered_rate``,
+    ``vibecheck/infra_error_rate`` and ``vibecheck/infra_errors`` (a count) per batch, and the columns ``vibecheck_status`` and
     ``vibecheck_instruction_if`` in the completions table.
 
     Raises :class:`~pytest_vibecheck.errors.VibecheckError` when neither column is in the
@@ -141,6 +147,7 @@ def _log(all_results: Sequence[RewardResult | None], log_metric: Any, log_extra:
         metric("vibecheck/instruction_if", sum(judged) / len(judged) if judged else 0.0)
         metric("vibecheck/tampered_rate", sum(r.exec_status == "tampered" for r in results) / n)
         metric("vibecheck/infra_error_rate", sum(r.is_infra_error for r in results) / n)
+        metric("vibecheck/infra_errors", float(sum(r.is_infra_error for r in results)))
     if callable(log_extra):
         log_extra("vibecheck_status", [
             None if r is None else r.exec_status if r.status == "ok" else "infra_error"

@@ -1,16 +1,30 @@
 """The vibecheck reward as a verl custom reward function.
 
-verl's reward managers call a custom ``compute_score`` with keyword arguments
-(``verl/workers/reward_manager/naive.py``; the signature of
-``verl.utils.reward_score.default_compute_score``)::
+verl calls a custom reward function in one of three shapes (read from verl 0.9.1 and 0.7.0):
 
-    compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)
+- **the reward loop** (verl >= 0.7: ``reward_model.use_reward_loop=True``, the default from
+  0.7.0; the only path from 0.7.1): each ``RewardLoopWorker`` (a Ray actor,
+  ``verl/experimental/reward_loop/reward_loop.py``) starts one task per sample and its
+  manager (``naive``, ``dapo``, ``limited``, ``remote``, ``gdpo``:
+  ``verl/experimental/reward_loop/reward_manager/``) calls, per sample::
 
-and, with ``reward_model.reward_manager=batch`` (``verl/workers/reward_manager/batch.py``),
-once per batch::
+      await compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)
 
-    compute_score(data_sources=[...], solution_strs=[...], ground_truths=[...],
-                  extra_infos=[...], **reward_kwargs)
+  when the function is a coroutine function, else the same call in the event loop's thread
+  pool. :func:`compute_score_async` is for this path: the worker's concurrent calls are
+  gathered by :class:`~pytest_vibecheck.reward.batcher.MicroBatcher` and scored as one batch;
+  :func:`compute_score` (sync) is micro-batched the same way across the pool's threads;
+- **the legacy per-sample managers** (verl <= 0.7.0 with ``use_reward_loop=False``;
+  ``verl/workers/reward_manager/naive.py``, ``dapo.py``): the same keywords, sync, one sample
+  after another: :func:`compute_score`;
+- **the legacy batch manager** (``reward_model.reward_manager=batch``,
+  ``verl/workers/reward_manager/batch.py``; not known to the reward loop, which raises
+  ``ValueError: Unknown reward manager: batch``), once per batch::
+
+      compute_score(data_sources=[...], solution_strs=[...], ground_truths=[...],
+                    extra_infos=[...], **reward_kwargs)
+
+  :func:`compute_score_batch`.
 
 ``ground_truth`` is the row's ``reward_model.ground_truth`` and ``extra_info`` its
 ``extra_info`` (the manager adds ``num_turns`` and ``rollout_reward_scores``); the options in
@@ -24,23 +38,19 @@ Here ``ground_truth`` is the problem: an inline problem's JSON (what
 ``instruction_if``, ``task_level_if`` (NaN when not measured), ``infra_error`` (0.0 or 1.0) and
 ``exec_status``.
 
-verl's reward tensor has no "no reward" value, so an **infrastructure failure** (sandbox or
-verifier error) raises :class:`~pytest_vibecheck.errors.VibecheckError` by default rather than
-scoring the sample 0; set ``custom_reward_function.reward_kwargs.infra_score`` to a number to
-use that score instead (the dict then has ``infra_error`` 1.0).
+**Infrastructure failures** (sandbox or verifier error): verl's reward tensor has no "no
+reward" value, and an exception is no answer either (verl 0.7.0's legacy ``compute_reward``
+catches it and calls the manager again, scoring the whole batch twice before the run
+crashes). So such a sample gets ``infra_score`` (default 0.0, a number every manager takes
+as it is) with ``infra_error`` 1.0 and ``exec_status`` saying what failed, and is counted and
+logged (logger ``pytest_vibecheck.reward``). Failures of the grader come per task (a library
+missing from the sandbox), so all of a GRPO group's samples get the same 0.0 and the group's
+advantages are 0: no gradient, rather than a penalty. ``reward_kwargs.infra_score=raise``
+raises :class:`~pytest_vibecheck.errors.VibecheckError` instead (stops the run).
 
-Wiring (``data.train_files`` from ``vibecheck export-dataset``; it also writes
-``vibecheck_reward.py``, a two-line file that imports these functions)::
-
-    custom_reward_function.path=out/vibecheck_reward.py
-    custom_reward_function.name=compute_score            # naive or dapo reward manager
-    # or, one call per batch (faster: one Ruff run and parallel sandboxes per batch):
-    reward_model.reward_manager=batch custom_reward_function.name=compute_score_batch
-    +custom_reward_function.reward_kwargs.alpha=0.4
-
-(verl's ``prime`` manager turns any exception into a score of 0.0 and needs a number: use
-``naive``, ``dapo`` or ``batch``.) Nothing is set up at import: each Ray worker process builds its
-scorer on first use.
+Nothing is set up at import: each Ray worker process builds its scorer on first use; in a
+process connected to Ray (a reward-loop worker is a Ray actor), the sandbox runs go to the
+project's Ray executor (:class:`~pytest_vibecheck.reward.core.RewardConfig` ``executor``).
 """
 
 from __future__ import annotations
@@ -51,9 +61,14 @@ from typing import Any, TypedDict
 
 from pytest_vibecheck.errors import VibecheckError
 
+from .batcher import batcher_for
 from .core import RewardConfig, RewardResult, scorer_for
 
-__all__ = ["VERL_KEYWORDS", "VerlScore", "compute_score", "compute_score_batch"]
+__all__ = ["INFRA_SCORE", "VERL_KEYWORDS", "VerlScore", "compute_score", "compute_score_async",
+           "compute_score_batch"]
+
+#: What an infrastructure failure scores by default (``reward_kwargs.infra_score``).
+INFRA_SCORE = 0.0
 
 #: Keywords verl's own managers may add (the reward loop's reward-model router, the options of
 #: its default scorer): not reward options, ignored.
@@ -62,11 +77,34 @@ VERL_KEYWORDS = frozenset({"reward_router_address", "reward_model_tokenizer",
 
 
 def _split_options(options: Mapping[str, Any]) -> tuple[RewardConfig, float | None]:
+    """The reward config and the infrastructure score (None: raise) of ``reward_kwargs``
+    (remembered per distinct options: a per-sample call need not build its config again)."""
+    try:
+        key = tuple(sorted(options.items()))
+        hash(key)
+    except TypeError:  # an unhashable option value: no memo
+        return _parse_options(options)
+    found = _options_memo.get(key)
+    if found is None:
+        found = _parse_options(options)
+        if len(_options_memo) < 256:
+            _options_memo[key] = found
+    return found
+
+
+_options_memo: dict[tuple[tuple[str, Any], ...], tuple[RewardConfig, float | None]] = {}
+
+
+def _parse_options(options: Mapping[str, Any]) -> tuple[RewardConfig, float | None]:
     opts = {k: v for k, v in options.items() if k not in VERL_KEYWORDS}
-    infra = opts.pop("infra_score", None)
-    if infra is not None and (isinstance(infra, bool) or not isinstance(infra, int | float)):
-        raise VibecheckError(f"vibecheck reward: infra_score must be a number, got {infra!r}")
-    return RewardConfig.from_options(opts), (None if infra is None else float(infra))
+    infra = opts.pop("infra_score", INFRA_SCORE)
+    if infra == "raise":
+        return RewardConfig.from_options(opts), None
+    if isinstance(infra, bool) or not isinstance(infra, int | float) or not math.isfinite(infra):
+        raise VibecheckError(
+            f"vibecheck reward: infra_score must be a finite number or 'raise', got {infra!r}"
+        )
+    return RewardConfig.from_options(opts), float(infra)
 
 
 def _problem_of(ground_truth: Any, extra_info: Any, where: str) -> Any:
@@ -102,8 +140,8 @@ def _score(res: RewardResult, infra_score: float | None, where: str) -> VerlScor
         if infra_score is None:
             raise VibecheckError(
                 f"vibecheck reward: {where}: infrastructure failure, not a model failure "
-                f"({res.error}); fix the sandbox or set "
-                "custom_reward_function.reward_kwargs.infra_score to score such samples"
+                f"({res.error}); fix the sandbox, or leave "
+                "custom_reward_function.reward_kwargs.infra_score unset to score such samples 0.0"
             )
         score = infra_score
     else:
@@ -127,14 +165,33 @@ def compute_score(
 ) -> VerlScore:
     """verl's per-sample reward: the score dict of ``solution_str`` against ``ground_truth``.
 
-    ``reward_kwargs``: :class:`~pytest_vibecheck.reward.core.RewardConfig` options (``alpha``,
-    ``if_level``, ``functional``, ``time_limit_s``, ...) and ``infra_score``. Raises
-    :class:`~pytest_vibecheck.errors.VibecheckError` for a bad problem or option, and for an
-    infrastructure failure unless ``infra_score`` is set.
+    Calls made at the same time from several threads (the reward loop's thread pool) are
+    scored as one batch (:class:`~pytest_vibecheck.reward.batcher.MicroBatcher`); a lone call
+    is scored at once. ``reward_kwargs``: :class:`~pytest_vibecheck.reward.core.RewardConfig`
+    options (``alpha``, ``if_level``, ``functional``, ``time_limit_s``, ...) and
+    ``infra_score``. Raises :class:`~pytest_vibecheck.errors.VibecheckError` for a bad problem
+    or option, and for an infrastructure failure only with ``infra_score="raise"``.
     """
     config, infra = _split_options(reward_kwargs)
     problem = _problem_of(ground_truth, extra_info, f"data source {data_source!r}")
-    res = scorer_for(config).score([solution_str], [problem])[0]
+    res = batcher_for(config).score_one(solution_str, problem)
+    return _score(res, infra, str(res.details.get("problem", data_source)))
+
+
+async def compute_score_async(
+    data_source: Any = None,
+    solution_str: str = "",
+    ground_truth: Any = None,
+    extra_info: Any = None,
+    **reward_kwargs: Any,
+) -> VerlScore:
+    """:func:`compute_score` as a coroutine function, for verl's reward loop
+    (``custom_reward_function.name=compute_score_async``): its managers await it on the
+    worker's event loop, so every sample of the worker's chunk is in flight at once and they
+    are scored together (one Ruff process, one sandbox wave), off the loop's thread."""
+    config, infra = _split_options(reward_kwargs)
+    problem = _problem_of(ground_truth, extra_info, f"data source {data_source!r}")
+    res = await batcher_for(config).score_one_async(solution_str, problem)
     return _score(res, infra, str(res.details.get("problem", data_source)))
 
 

@@ -45,6 +45,9 @@ running each alone (:func:`compatible`):
    C901). A setting not in that table is assumed to affect every rule, so a check with such a
    setting is never grouped. Both checks may set the same key only to the same value.
 
+A batch of at most :data:`SOLO_UP_TO` checks in all (one file verified against a few
+instructions) is not grouped: each check gets an exact folder of its own.
+
 In a batch of more than :data:`PACK_ABOVE` distinct groups, the groups of all samples are
 then packed into shared folders: a group joins the first folder (same preview flag) whose
 checks are all compatible with its own, so a folder's configuration holds the union of its
@@ -162,6 +165,12 @@ SETTING_SCOPES: Mapping[str, tuple[str, ...]] = {
 #: (:meth:`_Batch.add_unit`); a smaller batch (the plugin's, of up to 32 items) gets one exact
 #: folder per group, as cheap there as a few shared ones.
 PACK_ABOVE = 16
+
+#: Checks in a batch (all its jobs together) up to which each check gets an exact folder of its
+#: own, unless the batch packs: no grouping, so no :meth:`RuffEngine.packable` and no
+#: ``ruff rule --all`` (a 1.6 MB JSON listing, about a third of a one-file ``vibecheck verify``);
+#: a handful of folders costs Ruff nothing measurable, and alone is how every check is defined.
+SOLO_UP_TO = 8
 
 #: Ruff's fallback target version for rules when none is configured (Ruff 0.17).
 _FALLBACK_TARGET_VERSION = "py311"
@@ -857,6 +866,7 @@ class RuffRun:
         self._outcomes: list[list[RuffOutcome | None]] = [[None] * len(d) for d in self._distinct]
         self._chunks: list[list[int]] = []
         self._pack = False
+        self._solo = False
         if engine is None:
             return
         chunk: list[int] = []
@@ -877,6 +887,7 @@ class RuffRun:
         if chunk:
             self._chunks.append(chunk)
         self._pack = len(groups) > engine.pack_above
+        self._solo = not self._pack and sum(len(d) for d in self._distinct) <= SOLO_UP_TO
         if self._chunks:
             self._launch(0)
 
@@ -899,7 +910,11 @@ class RuffRun:
         self._batches.append(batch)
         try:
             for i in self._chunks[k]:
-                batch.add_job(i, self._distinct[i], self._jobs[i].code)
+                if self._solo:
+                    for c in range(len(self._distinct[i])):
+                        batch.add_unit(i, self._distinct[i], (c,), self._jobs[i].code)
+                else:
+                    batch.add_job(i, self._distinct[i], self._jobs[i].code)
             batch.write_configs()
         except OSError as exc:
             batch.broken = f"the temporary tree cannot be written: {exc}"

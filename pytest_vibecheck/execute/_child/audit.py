@@ -291,7 +291,7 @@ class Policy:
                 # (``<string>``: namedtuple's __new__, whose defaults it sets) are left alone
                 if (filename.startswith("/") or filename in PROTECTED_FILES) and not (
                     candidate_function(target, self.namespace)
-                ) and not _importing(target):
+                ) and not _importing(target) and not _own_package_writes(target):
                     return f"changed {name} of {target.__module__}.{target.__qualname__}"
             elif name == "__class__" and isinstance(target, _ModuleType):
                 new = args[2] if len(args) > 2 else None
@@ -321,6 +321,34 @@ def _importing(target: Any) -> bool:
     top = sys.modules.get(str(getattr(target, "__module__", "") or "").split(".")[0])
     spec = getattr(top, "__spec__", None) if top is not None else None
     return getattr(spec, "_initializing", False) is True
+
+
+def _package_of(filename: str) -> str | None:
+    """The top-level package (or module file) of ``filename`` under an entry of ``sys.path``
+    (``pyparsing`` for ``.../site-packages/pyparsing/util.py``), else None."""
+    best = ""
+    for entry in sys.path:
+        if isinstance(entry, str) and entry and filename.startswith(entry.rstrip("/") + "/") \
+                and len(entry) > len(best):
+            best = entry.rstrip("/")
+    return filename[len(best) + 1:].split("/")[0] if best else None
+
+
+def _own_package_writes(target: Any) -> bool:
+    """True when the Python code changing ``__code__`` / ``__defaults__`` /
+    ``__kwdefaults__`` of library function ``target`` is code of the same package as
+    ``target`` (pyparsing setting its own functions' keyword defaults when first used under a
+    candidate's call, as matplotlib's text layout does): the first frame above the audit hook's
+    own. A write from the candidate's code, from a builtin it called (``setattr``) or from
+    another library (``unittest.mock``) is not."""
+    here = sys._getframe(0)  # the audit event it raises is this hook's own: not watched
+    own, frame = here.f_code.co_filename, here.f_back
+    while frame is not None and frame.f_code.co_filename == own:
+        frame = frame.f_back
+    if frame is None:
+        return False
+    writer = _package_of(frame.f_code.co_filename)
+    return writer is not None and writer == _package_of(target.__code__.co_filename)
 
 
 def make_hook(policy: Policy) -> Any:

@@ -290,11 +290,10 @@ def returned_problem(value: Any, namespace: dict[str, Any], depth: int = 0,
       that is not the candidate's own Python code (``__eq__ = str.__ne__``,
       ``functools.partial(id)``: no frame of the candidate's would ever run for the tracer to
       see);
-    - an object whose own ``__dict__`` shadows a method of its class with something other than
-      the candidate's Python code (``df.equals = functools.partial(id)``,
-      ``ax.get_title = functools.partial(str, "Title")``): the returned object and what plain
-      containers hold, and pandas and numpy objects wherever they are (inside a library
-      object's attributes others do it honestly: matplotlib binds methods on its transforms);
+    - a pandas or numpy object whose own ``__dict__`` shadows a method of its class with
+      something other than the candidate's Python code (``df.equals = functools.partial(id)``),
+      wherever it is (a frame's cached columns); other libraries do it honestly (matplotlib's
+      ``ax.format_coord``, Flask's ``handle_exception``), so theirs are not checked;
 
     looked for in lists, tuples, sets and dicts, in the cells of object arrays, Series and
     DataFrames (and their labels), and in the attributes of library objects (4 levels, 200
@@ -303,8 +302,7 @@ def returned_problem(value: Any, namespace: dict[str, Any], depth: int = 0,
     if t in _PLAIN:
         return None
     why = _steering_slot(t, namespace)
-    if why is None and (not held_by_library or str(getattr(t, "__module__", "")).startswith(
-            ("pandas", "numpy"))):
+    if why is None and str(getattr(t, "__module__", "")).startswith(("pandas", "numpy")):
         why = _shadowing(value, t, namespace)
     if why is not None:
         return why
@@ -565,8 +563,10 @@ def make_module_guard(alarm: Any, trusted: set[int], namespace: dict[str, Any]) 
 
 
 #: Modules never given the guard: ``sys`` (honest code sets ``sys.stdout``, ``sys.argv``), the
-#: candidate's own module and ``__main__``.
-UNGUARDED = frozenset({"sys", "__main__", "__test__"})
+#: candidate's own module, ``__main__``, and ``cython_runtime``, the state module every Cython
+#: extension shares (it sets ``cline_in_traceback`` there, from C, the first time one of its
+#: functions raises under the candidate's call: pandas, scikit-learn; the tests never read it).
+UNGUARDED = frozenset({"sys", "__main__", "__test__", "cython_runtime"})
 
 
 def guard_modules(guard: type) -> int:

@@ -131,6 +131,8 @@ def translate_error(
     model: str,
     max_retries: int,
     base_url: str | None = None,
+    timeout_s: float | None = None,
+    unset_key_env: str | None = None,
 ) -> BackendError:
     """An SDK exception as :class:`BackendError` (:class:`RateLimitError` for 429).
 
@@ -139,8 +141,10 @@ def translate_error(
     own message and, for a fatal error, what to do; it never contains the key (the SDKs do not
     echo it). Fatal (``fatal=True``: every further request would fail the same way): HTTP
     401, 402, 403, 404, a 429 whose error code says the quota is spent (``insufficient_quota``),
-    a 400 whose error code says the model is unknown, and a refused
-    connection or failed DNS look-up after the SDK's retries (a few seconds of backoff).
+    a 400 whose error code says the model is unknown, and a refused connection or failed DNS
+    look-up after the SDK's retries (a few seconds of backoff). A timeout names ``timeout_s``
+    (seconds per attempt) and the setting that raises it; a 401 when no key was set
+    (``unset_key_env``: the variable that was empty) says so.
     """
     tries = f"after {max_retries + 1} attempts"
     where = f"{provider}:{model}" + (f" at {redact_url(base_url)}" if base_url else "")
@@ -160,7 +164,13 @@ def translate_error(
             )
         return RateLimitError(f"{where}: rate limited (HTTP 429) {tries}: {detail}", status=429, **common)
     if isinstance(exc, getattr(sdk, "APITimeoutError", ())):
-        return BackendError(f"{where}: request timed out {tries}", **common)
+        each = f" of {timeout_s:g} s each" if timeout_s is not None else ""
+        return BackendError(
+            f"{where}: request timed out {tries}{each}: raise the request timeout "
+            "(--vibe-request-timeout SECONDS, or request_timeout in [tool.vibecheck]) for a slow "
+            "server, or check that the server answers",
+            **common,
+        )
     if isinstance(exc, getattr(sdk, "APIConnectionError", ())):
         if _cannot_connect(exc):
             return BackendError(
@@ -174,6 +184,11 @@ def translate_error(
         code = str(getattr(exc, "code", "") or "")
         fatal = status in _FATAL_STATUSES or (status == 400 and code in _UNKNOWN_MODEL_CODES)
         hint = _FATAL_HINTS.get(status, _FATAL_HINTS[404] if fatal else "")
+        if status == 401 and unset_key_env is not None:  # a custom server got no key at all
+            hint = (
+                f"no API key was set: {unset_key_env} is empty, so a placeholder was sent; export {unset_key_env}=... "
+                "(or name another variable with --vibe-api-key-env)"
+            )
         text = f"{where}: HTTP {status}: {detail}" + (f"; {hint}" if hint else "")
         return BackendError(text, status=status, fatal=fatal, **common)
     return BackendError(f"{where}: {type(exc).__name__}: {detail}", **common)
@@ -269,7 +284,10 @@ class SDKBackend(Backend):
             resp = self._create(client, self.request_params(request))
         except getattr(sdk, self.error_class) as exc:
             raise translate_error(
-                exc, sdk, self.provider, self.model, self.settings.max_retries, self.base_url
+                exc, sdk, self.provider, self.model, self.settings.max_retries, self.base_url,
+                self.settings.timeout_s,
+                unset_key_env=(self.settings.api_key_env or self.key_env_var)
+                if self._key() == NO_KEY else None,
             ) from exc
         return self._to_generation(resp, time.perf_counter() - start)
 

@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Literal
 from pytest_vibecheck.config.limits import Budget, ErrorBound
 from pytest_vibecheck.generate.backends.base import BackendError, Generation
 from pytest_vibecheck.generate.generator import RunStoppedError
-from pytest_vibecheck.generate.prices import PRICES_AS_OF, batch_cost_usd, cost_usd
+from pytest_vibecheck.generate.prices import (
+    PRICE_WORDS,
+    PRICES_AS_OF,
+    batch_cost_usd,
+    cost_usd,
+    format_usd,
+)
 from pytest_vibecheck.plugin.run.state import ALL, RunState
 
 if TYPE_CHECKING:
@@ -69,7 +75,7 @@ class RunGuard:
     def price_words(self) -> str:
         """The prices in words, for messages: ``"list prices"`` or ``"batch prices (half the list
         price)"``."""
-        return "batch prices (half the list price)" if self.batch else "list prices"
+        return PRICE_WORDS[self.price]
 
     def left(self) -> tuple[float | None, float | None]:
         """What the budget still allows: ``(tokens, US dollars)``, each None when the budget sets
@@ -168,7 +174,7 @@ class RunGuard:
         if self.budget.tokens is not None and tin + tout >= self.budget.tokens:
             why = f"{_count(tin + tout)} tokens spent, budget {_count(self.budget.tokens)}"
         elif self.budget.usd is not None and usd is not None and usd >= self.budget.usd:
-            why = f"${usd:.2f} spent at {self.price_words}, budget ${self.budget.usd:.2f}"
+            why = f"{format_usd(usd)} spent at {self.price_words}, budget {format_usd(self.budget.usd)}"
         else:
             return None
         return self.state.stop(ALL, f"{BUDGET_STOP} {self.budget.text} reached ({why}): no further requests are sent")

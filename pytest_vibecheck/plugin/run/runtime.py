@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import sys
@@ -32,7 +33,11 @@ if TYPE_CHECKING:
     from pytest_vibecheck.execute.environments import Environment
     from pytest_vibecheck.execute.executor import TestService
     from pytest_vibecheck.execute.tests import ExecSettings
-    from pytest_vibecheck.generate.backends.base import Generation, GenerationRequest
+    from pytest_vibecheck.generate.backends.base import (
+        BackendSettings,
+        Generation,
+        GenerationRequest,
+    )
     from pytest_vibecheck.generate.batcher import Batcher
     from pytest_vibecheck.generate.generator import Generator
     from pytest_vibecheck.plugin.run.context import VerdictKey
@@ -64,7 +69,6 @@ class Runtime:
         planned: bool = False,
         display: Callable[[list[str]], None] | None = None,
     ) -> None:
-        from pytest_vibecheck.generate.backends.base import BackendSettings
         from pytest_vibecheck.generate.backends.registry import make_backend
         from pytest_vibecheck.generate.cache import GenerationCache
         from pytest_vibecheck.generate.generator import Generator
@@ -83,7 +87,7 @@ class Runtime:
         try:
             if settings.cache_mode != "off" and settings.cache is not None:
                 self.cache = GenerationCache(settings.cache)
-            bsettings = BackendSettings(base_url=settings.base_url, api_key_env=settings.api_key_env)
+            bsettings = backend_settings(settings)
             for spec in settings.models:
                 self.generators[spec] = Generator(
                     make_backend(spec, bsettings),
@@ -122,6 +126,11 @@ class Runtime:
         #: solution (max(floor, factor x its time), lazily: docs/sandbox.md), stored beside the
         #: cache; candidates run with the environment's interpreter
         self.exec_settings: ExecSettings = exec_settings_for(settings, self.environment)
+        try:
+            self._check_stores()
+        except BaseException:
+            self.close()
+            raise
         self._tests: TestService | None = None
         self._tests_error: VibecheckError | None = None
         self._tests_lock = threading.Lock()
@@ -170,6 +179,30 @@ class Runtime:
                 batch_waves(self, specs, self.batchers)
             except BackendError as exc:
                 self._batch_fatal = exc
+
+    def _check_stores(self) -> None:
+        """Open and check every store before the first request: the generation cache (opened
+        by :class:`~pytest_vibecheck.generate.cache.GenerationCache` itself), the execution
+        cache (an unusable one raises its one-line error, a usage error at configure) and the
+        calibration store (an unusable one is one warning line from the controller, and the run
+        goes on with the default time limits instead of a warning per task)."""
+        exec_cache = self.exec_cache()
+        if exec_cache is not None:
+            exec_cache.connection()
+        cal = self.exec_settings.calibrator
+        if cal is None:
+            return
+        from pytest_vibecheck.execute.calibrate import CalibrationStoreError
+
+        try:
+            cal.connection()
+        except CalibrationStoreError as exc:
+            if self.owner:
+                sys.stderr.write(
+                    f"vibecheck: warning: {exc}; this run uses the default time limits "
+                    "(uncalibrated)\n"
+                )
+            self.exec_settings = dataclasses.replace(self.exec_settings, calibrator=None)
 
     def tests(self) -> TestService:
         """Where this process's test runs go (the ``--vibe-executor``, started on first use),
@@ -328,6 +361,20 @@ def _budget(settings: VibeSettings) -> Budget | None:
             "dollar budget cannot be checked; give it in tokens (e.g. --vibe-budget 2M)"
         )
     return budget
+
+
+def backend_settings(settings: VibeSettings) -> BackendSettings:
+    """The model backends' settings of a run: the base URL, the key's variable and the request
+    timeout (``--vibe-request-timeout``; else the backends' default, ``$VIBECHECK_TIMEOUT`` or
+    600 s)."""
+    from pytest_vibecheck.generate.backends.base import BackendSettings
+
+    if settings.request_timeout is None:
+        return BackendSettings(base_url=settings.base_url, api_key_env=settings.api_key_env)
+    return BackendSettings(
+        base_url=settings.base_url, api_key_env=settings.api_key_env,
+        timeout_s=settings.request_timeout,
+    )  # fmt: skip
 
 
 def exec_settings_for(settings: VibeSettings, environment: Environment) -> ExecSettings:

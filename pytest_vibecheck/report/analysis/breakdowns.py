@@ -31,6 +31,7 @@ from pytest_vibecheck.report.analysis.stats import (
     cofailure_matrix,
     percentile_interval,
     proportion,
+    require_scipy,
     resample_indices,
     retention,
 )
@@ -69,6 +70,7 @@ def _ratio_boot(
     """Percentile interval of sum(num)/sum(den) over problems resampled with replacement."""
     if st.n_resamples <= 0 or len(num) < 2:
         return None
+    require_scipy()  # the extra's one-line error, not a ModuleNotFoundError
     import numpy as np
 
     idx = resample_indices(len(num), st.n_resamples, st.seed)

@@ -45,7 +45,7 @@ class LoadedReport:
 
 def load_report(path: str | Path) -> LoadedReport:
     """Read and check one report with ``report.json_report.load_report`` (schema
-    ``pytest_vibecheck/report/schema.json``, validated with jsonschema when installed), then
+    ``pytest_vibecheck/report/schema.json``, validated with jsonschema), then
     check that every item names its suite, task, model and protocol.
 
     Raises :class:`~pytest_vibecheck.report.json_report.ReportError` (a
