@@ -280,13 +280,13 @@ def test_merge_sums_what_the_shards_spent() -> None:
     def spend(requests: int, tin: int, tout: int, usd: float | None, stopped: bool) -> SpendRecord:
         model: ModelSpendRecord = {"requests": requests, "input_tokens": tin, "output_tokens": tout, "usd": usd}
         return {"requests": requests, "input_tokens": tin, "output_tokens": tout, "cache_hits": 1,
-                "usd": usd, "prices_as_of": "2025-10", "budget": "$5", "budget_stopped": stopped,
+                "usd": usd, "prices_as_of": "2025-10", "price": "list", "budget": "$5", "budget_stopped": stopped,
                 "models": {"openai:gpt-5": model}}
 
     merged = merge_spend([spend(2, 1000, 500, 0.00625, False), spend(3, 3000, 100, 0.00475, True)])
     assert merged == {
         "requests": 5, "input_tokens": 4000, "output_tokens": 600, "cache_hits": 2, "usd": 0.011,
-        "prices_as_of": "2025-10", "budget": "$5", "budget_stopped": True,
+        "prices_as_of": "2025-10", "price": "list", "budget": "$5", "budget_stopped": True,
         "models": {"openai:gpt-5": {"requests": 5, "input_tokens": 4000, "output_tokens": 600, "usd": 0.011}},
     }
     assert merge_spend([spend(1, 1, 1, None, False), spend(1, 1, 1, 0.5, False)])["usd"] is None

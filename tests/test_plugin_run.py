@@ -333,7 +333,7 @@ def test_budget_stops_new_requests_and_the_rest_is_not_run(tiny: pytest.Pytester
     # the JSON report says what the summary line says, and that the budget stopped the run
     assert report["run"]["spend"] == {
         "requests": 2, "input_tokens": 2000, "output_tokens": 1000, "cache_hits": 1, "usd": None,
-        "prices_as_of": "2025-10", "budget": "3k", "budget_stopped": True,
+        "prices_as_of": "2025-10", "price": "list", "budget": "3k", "budget_stopped": True,
         "models": {"scripted:bot": {"requests": 2, "input_tokens": 2000, "output_tokens": 1000, "usd": None}},
     }
 
@@ -351,7 +351,7 @@ def test_the_json_report_states_what_was_spent_in_dollars(tiny: pytest.Pytester,
     usd = (3000 * 1.25 + 1500 * 10.0) / 1_000_000  # 0.01875
     assert load_report(tiny.path / "r.json")["run"]["spend"] == {
         "requests": 3, "input_tokens": 3000, "output_tokens": 1500, "cache_hits": 0, "usd": usd,
-        "prices_as_of": "2025-10", "budget": "$5", "budget_stopped": False,
+        "prices_as_of": "2025-10", "price": "list", "budget": "$5", "budget_stopped": False,
         "models": {"scripted:gpt-5": {"requests": 3, "input_tokens": 3000, "output_tokens": 1500, "usd": usd}},
     }
 
@@ -435,7 +435,7 @@ def test_a_replay_run_spends_nothing(pytester: pytest.Pytester) -> None:
     assert not [ln for ln in result.outlines if ln.startswith("vibecheck: spent")]
     assert load_report(pytester.path / "r.json")["run"]["spend"] == {
         "requests": 0, "input_tokens": 0, "output_tokens": 0, "cache_hits": 0, "usd": 0.0,
-        "prices_as_of": "2025-10", "budget": None, "budget_stopped": False, "models": {},
+        "prices_as_of": "2025-10", "price": "list", "budget": None, "budget_stopped": False, "models": {},
     }
 
 

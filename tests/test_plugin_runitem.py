@@ -108,7 +108,7 @@ def test_prefetch_keeps_concurrency_generations_running_and_batches_the_rest(mon
 
     monkeypatch.setattr(stages, "generate_one", fake_generate)
     monkeypatch.setattr(stages, "finish", fake_finish)
-    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=4))
+    runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=4), prepare_batches=lambda specs: None)
     pf = prefetch.Prefetcher(runtime, window=8)
     try:
         works = [pf.take(it) for it in session.items]
@@ -150,7 +150,7 @@ def _take_first(items: list[Any], service: Any, window: int, lookahead: int) -> 
     """A prefetcher (concurrency 1, ``service`` as the started test service) takes
     ``items[0]``, then closes."""
     runtime = SimpleNamespace(settings=SimpleNamespace(concurrency=1), planned=False,
-                              started_tests=lambda: service)
+                              started_tests=lambda: service, prepare_batches=lambda specs: None)
     pf = prefetch.Prefetcher(runtime, window=window, lookahead=lookahead)
     try:
         pf.take(items[0])

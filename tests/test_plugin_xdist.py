@@ -100,7 +100,7 @@ def test_n2_and_n0_give_identical_aggregates(workdir: Path) -> None:
     # reference model (offline) spends nothing; 8 requests per task with the cache off
     bot = {"requests": 24, "input_tokens": 72, "output_tokens": 96, "usd": None}
     assert rep0["run"]["spend"] == rep2["run"]["spend"] == {
-        **bot, "cache_hits": 0, "prices_as_of": "2025-10", "budget": None, "budget_stopped": False,
+        **bot, "cache_hits": 0, "prices_as_of": "2025-10", "price": "list", "budget": None, "budget_stopped": False,
         "models": {"scripted:bot": bot},
     }
 

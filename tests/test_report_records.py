@@ -93,3 +93,20 @@ def test_token_counts_are_the_required_token_keys() -> None:
     tokens = DEFS["group"]["properties"]["tokens"]  # required keys, any further integer key
     assert set(get_type_hints(records.TokenCounts)) == set(tokens["required"])
     assert records.TokenCounts.__required_keys__ == set(tokens["required"])
+
+
+def test_the_spend_line_names_the_prices_the_dollars_are_at() -> None:
+    from pytest_vibecheck.report.terminal import spend_line
+
+    base: dict[str, object] = {
+        "requests": 2, "input_tokens": 2_000, "output_tokens": 1_000, "cache_hits": 0,
+        "usd": 0.003125, "prices_as_of": "2025-10", "budget": None, "budget_stopped": False, "models": {},
+    }
+    lines = {price: spend_line({**base, "price": price}) for price in ("list", "batch", "mixed")}  # type: ignore[typeddict-item]
+    assert lines["list"] == (
+        "vibecheck: spent 2,000 input + 1,000 output tokens on 2 model requests ($0.00313 at list prices)"
+    )
+    assert lines["batch"].endswith("($0.00313 at batch prices (half the list price))")
+    assert lines["mixed"].endswith("($0.00313 at list and batch prices (shards of both kinds))")
+    # a report written before run.spend.price existed reads as list prices
+    assert spend_line(base) == lines["list"]  # type: ignore[arg-type]

@@ -52,6 +52,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "print the summary table of a JSON report (pytest --vibe-report)",
     ),
     "cache": ("pytest_vibecheck.cli.cache_cmd", "inspect the generation cache"),
+    "batches": (
+        "pytest_vibecheck.cli.batches_cmd",
+        "list or cancel the provider batches of batch mode",
+    ),
     "merge": (
         "pytest_vibecheck.cli.merge_cmd",
         "merge the JSON reports of a sharded run (aggregates recomputed from the items)",

@@ -87,6 +87,7 @@ class VibeSettings:
     request_timeout: float | None = None
     max_errors: str | None = None
     budget: str | None = None
+    batch: bool = False
     progress: str = "auto"
     executor: str = "local"
     env: str | None = None
@@ -124,6 +125,7 @@ class VibeSettings:
             "request_timeout": self.request_timeout,
             "max_errors": self.max_errors,
             "budget": self.budget,
+            "batch": self.batch,
             "progress": self.progress,
             "executor": self.executor,
             "env": self.env,
@@ -489,6 +491,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "list prices ($5), or both (2M,$5); the summary and the JSON report (run.spend) "
                "state what was spent",
                _validate_budget, toml_keys=("budget",)),
+    OptionSpec("batch", "--vibe-batch", "",
+               "send the generations through the provider's batch API (OpenAI Batch API, "
+               "Anthropic Message Batches) at half the price, one batch wave per turn; results "
+               "take up to 24 hours (docs/generation.md, \"Batch mode\")",
+               lambda value, where: _validate_switch(value, where), switch=True, toml_keys=("batch",)),
     OptionSpec("progress", "--vibe-progress", "MODE",
                "progress (items, generations, cache hits, tokens, ETA): on a terminal a live "
                "status beside pytest's progress characters, in CI logs ($CI set, or not a "

@@ -65,6 +65,7 @@ __all__ = [
     "GenerationCache",
     "cache_key",
     "key_components",
+    "owner_gone",
     "sampling_params",
     "validate_cache_mode",
 ]
@@ -104,7 +105,7 @@ _CLAIMS = (
 )
 
 
-def _owner_gone(owner: str) -> bool:
+def owner_gone(owner: str) -> bool:
     """True when ``owner`` (``host:pid:token``) is a process of this host that no longer runs."""
     host, _, rest = owner.partition(":")
     pid = rest.partition(":")[0]
@@ -425,7 +426,7 @@ class GenerationCache(SQLiteStore):
             with self._lock, self.write() as conn:
                 now = time.time()
                 row = conn.execute("SELECT owner, expires FROM claims WHERE key = ?", (key,)).fetchone()
-                if row is not None and row[0] != owner and row[1] >= now and not _owner_gone(row[0]):
+                if row is not None and row[0] != owner and row[1] >= now and not owner_gone(row[0]):
                     return False
                 conn.execute(
                     "INSERT INTO claims (key, owner, expires) VALUES (?, ?, ?) ON CONFLICT(key) "
@@ -453,7 +454,7 @@ class GenerationCache(SQLiteStore):
                 row = self.connection().execute(
                     "SELECT owner, expires FROM claims WHERE key = ?", (key,)
                 ).fetchone()
-            return row is not None and row[1] >= time.time() and not _owner_gone(row[0])
+            return row is not None and row[1] >= time.time() and not owner_gone(row[0])
 
         return self.retry(op)
 

@@ -4,12 +4,27 @@
 tokens)``: the providers' published list prices for standard (non-batch, uncached) requests,
 as of the date in :data:`PRICES_AS_OF`. The longest matching prefix wins (``gpt-5-mini`` before
 ``gpt-5``). A model not listed has no known price: a dollar budget then cannot be checked and the
-run asks for a budget in tokens instead.
+run asks for a budget in tokens instead. Requests sent through a batch API (``--vibe-batch``)
+cost :data:`BATCH_PRICE_FACTOR` of the list price (:func:`batch_cost_usd`).
 """
 
 from __future__ import annotations
 
-__all__ = ["PRICES", "PRICES_AS_OF", "cost_usd", "format_usd", "price_of"]
+__all__ = [
+    "BATCH_PRICE_FACTOR", "PRICES", "PRICES_AS_OF", "PRICE_WORDS", "batch_cost_usd", "cost_usd", "format_usd",
+    "price_of",
+]
+
+#: What a request through the provider's batch API costs against its list price: half, for
+#: OpenAI's Batch API and Anthropic's Message Batches alike (both providers' pricing pages).
+BATCH_PRICE_FACTOR = 0.5
+
+#: The prices a run's dollars are at (the report's ``run.spend.price``), in words for messages.
+PRICE_WORDS: dict[str, str] = {
+    "list": "list prices",
+    "batch": "batch prices (half the list price)",
+    "mixed": "list and batch prices (shards of both kinds)",
+}
 
 PRICES_AS_OF = "2025-10"
 
@@ -49,6 +64,12 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
     if price is None:
         return None
     return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+
+
+def batch_cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
+    """:func:`cost_usd` at the batch price (:data:`BATCH_PRICE_FACTOR` of the list price)."""
+    cost = cost_usd(model, input_tokens, output_tokens)
+    return None if cost is None else cost * BATCH_PRICE_FACTOR
 
 
 def format_usd(usd: float) -> str:

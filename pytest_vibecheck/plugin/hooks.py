@@ -100,6 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session_registry(config)  # a bad instruction file or a clash is a usage error now
     from pytest_vibecheck.plugin.items import marker_help
     from pytest_vibecheck.plugin.run import RUNTIME_KEY, Runtime
+    from pytest_vibecheck.plugin.run.runtime import uncaptured_display
     from pytest_vibecheck.report.progress import RunProgress
     from pytest_vibecheck.report.session import SUMMARY_KEY, VibeSummary
 
@@ -116,7 +117,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from pytest_vibecheck.suites.store import find_suite
 
-        runtime = Runtime(settings, run_id=run_id, owner=workerinput is None, planned=planned)
+        runtime = Runtime(settings, run_id=run_id, owner=workerinput is None, planned=planned,
+                          display=uncaptured_display(config))
     except VibecheckError as exc:
         raise pytest.UsageError(f"vibecheck: {exc}") from None
     try:
@@ -219,6 +221,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     runtime = session.config.stash.get(RUNTIME_KEY, None)
     if runtime is not None:
         runtime.guard.items = sum(isinstance(i, VibeItem) for i in session.items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Batch mode: the batches of the session's items before the first item runs, outside any
+    item (a wait of hours is no item's deadline); nothing with ``--collect-only`` or after
+    collection errors. The test loop itself is pytest's (or xdist's)."""
+    if not _active(session.config) or session.config.getoption("collectonly") or session.testsfailed:
+        return
+    from pytest_vibecheck.plugin.run import RUNTIME_KEY
+    from pytest_vibecheck.plugin.run.spec import ItemSpec
+
+    runtime = session.config.stash.get(RUNTIME_KEY, None)
+    if runtime is not None and runtime.batchers:
+        specs = [s for s in (getattr(i, "spec", None) for i in session.items) if isinstance(s, ItemSpec)]
+        runtime.prepare_batches(specs)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:

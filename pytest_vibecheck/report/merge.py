@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.report.json_report import build_report, load_report
@@ -180,13 +180,20 @@ def _items_once(reports: Sequence[tuple[str, VibeReport]]) -> list[ReportItem]:
     return items
 
 
+def _price(spends: Sequence[SpendRecord]) -> Literal["list", "batch", "mixed"]:
+    """The merged spend's prices: ``list`` or ``batch`` when every shard's were those, else
+    ``mixed`` (a shard's report from an older version has no ``price``: list)."""
+    prices = {sp.get("price", "list") for sp in spends}
+    return prices.pop() if len(prices) == 1 else "mixed"
+
+
 def merge_spend(spends: Sequence[SpendRecord]) -> SpendRecord:
     """The ``run.spend`` of shards together (docs/report-schema.md): counts and dollars summed
     (dollars None when any shard's are), per model too; the budget of the first shard, stopped
     when any shard's was. Each shard had its own budget: the merged spend may exceed one."""
     total: SpendRecord = {
         "requests": 0, "input_tokens": 0, "output_tokens": 0, "cache_hits": 0, "usd": 0.0,
-        "prices_as_of": spends[0]["prices_as_of"], "budget": spends[0]["budget"],
+        "prices_as_of": spends[0]["prices_as_of"], "price": _price(spends), "budget": spends[0]["budget"],
         "budget_stopped": any(bool(sp["budget_stopped"]) for sp in spends), "models": {},
     }
     for sp in spends:

@@ -213,6 +213,9 @@ class SpendRecord(TypedDict):
     cache_hits: int
     usd: float | None
     prices_as_of: str
+    #: ``"list"``, or ``"batch"`` (``--vibe-batch``: the dollars are at the batch price, half the
+    #: list price), or ``"mixed"`` (shards of both, merged)
+    price: Literal["list", "batch", "mixed"]
     budget: str | None
     budget_stopped: bool
     models: dict[str, ModelSpendRecord]

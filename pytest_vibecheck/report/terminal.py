@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, cast
 
-from pytest_vibecheck.generate.prices import format_usd
+from pytest_vibecheck.generate.prices import PRICE_WORDS, format_usd
 from pytest_vibecheck.report.records import (
     AggregateRecord,
     GenerationTotals,
@@ -133,7 +133,8 @@ def _details(g: AggregateRecord) -> list[str]:
 
 def spend_line(spend: SpendRecord) -> str:
     """The one line of what a run spent on API requests (``run.spend``): tokens, requests,
-    dollars at list prices (:func:`~pytest_vibecheck.generate.prices.format_usd`) and the
+    dollars at the run's prices (``run.spend.price``: list, or batch at half of them;
+    :func:`~pytest_vibecheck.generate.prices.format_usd`) and the
     budget, e.g. ``vibecheck: spent 2,000 input + 1,000 output tokens on 2 model requests
     ($0.00625 at list prices); budget $0.0001, reached``. A budget reached says so: requests
     already sent when it was reached count too, so the total can pass the budget."""
@@ -141,7 +142,7 @@ def spend_line(spend: SpendRecord) -> str:
     text = f"vibecheck: spent {tin:,} input + {tout:,} output tokens on {requests} model requests"
     usd = spend.get("usd")
     if usd is not None and requests:
-        text += f" ({format_usd(usd)} at list prices)"
+        text += f" ({format_usd(usd)} at {PRICE_WORDS.get(spend.get('price') or 'list', 'list prices')})"
     if spend.get("budget"):
         text += f"; budget {spend['budget']}" + (", reached" if spend.get("budget_stopped") else "")
     return text

@@ -88,6 +88,9 @@ _FATAL_HINTS: dict[int, str] = {
     404: "check the model name (--vibe-model) and the base URL (--vibe-base-url)",
 }
 
+#: Error codes of a 429 reply that mean the account's quota is spent (OpenAI): no retry helps.
+_QUOTA_CODES = frozenset({"insufficient_quota"})
+
 #: Error codes of a 400 reply that mean the model does not exist (OpenAI-compatible servers).
 _UNKNOWN_MODEL_CODES = frozenset({"model_not_found", "unknown_model", "invalid_model"})
 
@@ -137,10 +140,11 @@ def translate_error(
     :func:`~pytest_vibecheck.generate.backends.base.redact_url`), the HTTP status, the SDK's
     own message and, for a fatal error, what to do; it never contains the key (the SDKs do not
     echo it). Fatal (``fatal=True``: every further request would fail the same way): HTTP
-    401, 402, 403, 404, a 400 whose error code says the model is unknown, and a refused
-    connection or failed DNS look-up after the SDK's retries (a few seconds of backoff). A
-    timeout names ``timeout_s`` (seconds per attempt) and the setting that raises it; a 401
-    when no key was set (``unset_key_env``: the variable that was empty) says so.
+    401, 402, 403, 404, a 429 whose error code says the quota is spent (``insufficient_quota``),
+    a 400 whose error code says the model is unknown, and a refused connection or failed DNS
+    look-up after the SDK's retries (a few seconds of backoff). A timeout names ``timeout_s``
+    (seconds per attempt) and the setting that raises it; a 401 when no key was set
+    (``unset_key_env``: the variable that was empty) says so.
     """
     tries = f"after {max_retries + 1} attempts"
     where = f"{provider}:{model}" + (f" at {redact_url(base_url)}" if base_url else "")
@@ -150,6 +154,14 @@ def translate_error(
         detail = detail[:300] + " ..."
     common: dict[str, Any] = {"provider": provider, "model": model, "base_url": redact_url(base_url)}
     if isinstance(exc, getattr(sdk, "RateLimitError", ())):
+        if str(getattr(exc, "code", "") or "") in _QUOTA_CODES:
+            return BackendError(
+                f"{where}: quota exhausted (HTTP 429 {getattr(exc, 'code', '')}): {detail}; "
+                f"{_FATAL_HINTS[402]}",
+                status=429,
+                fatal=True,
+                **common,
+            )
         return RateLimitError(f"{where}: rate limited (HTTP 429) {tries}: {detail}", status=429, **common)
     if isinstance(exc, getattr(sdk, "APITimeoutError", ())):
         each = f" of {timeout_s:g} s each" if timeout_s is not None else ""

@@ -18,7 +18,7 @@ sent as given.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_vibecheck.generate.backends._sdk import SDKBackend, api_params
 from pytest_vibecheck.generate.backends.base import (
@@ -27,6 +27,9 @@ from pytest_vibecheck.generate.backends.base import (
     Generation,
     GenerationRequest,
 )
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.generate.backends.batch_api import BatchAPI
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
@@ -77,6 +80,13 @@ class AnthropicBackend(SDKBackend):
             cached=False,
             finish_reason=getattr(resp, "stop_reason", None),
         )
+
+    def batch_api(self) -> BatchAPI:
+        """Anthropic's batch API for this model
+        (:mod:`pytest_vibecheck.generate.backends.anthropic_batch`)."""
+        from pytest_vibecheck.generate.backends.anthropic_batch import AnthropicBatchAPI
+
+        return AnthropicBatchAPI(self)
 
 
 def from_spec(model: str, settings: BackendSettings) -> Backend:

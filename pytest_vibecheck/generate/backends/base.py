@@ -21,10 +21,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pytest_vibecheck.errors import ParameterError, VibecheckError
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.generate.backends.batch_api import BatchAPI
 
 Role = Literal["system", "user", "assistant"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant")
@@ -318,6 +321,12 @@ class Backend(abc.ABC):
         Raises :class:`MissingKeyError` or :class:`MissingSDKError`. Not called in cache mode
         ``only``, where the backend is never called.
         """
+
+    def batch_api(self) -> BatchAPI | None:
+        """The provider's batch API for ``--vibe-batch``
+        (:class:`~pytest_vibecheck.generate.backends.batch_api.BatchAPI`), or None when the
+        backend has none (the default; the offline backends)."""
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook with a no-op default
         """Release clients and files (idempotent)."""

@@ -18,7 +18,7 @@ servers ``max_tokens`` and the temperature are always sent. Options (``settings.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_vibecheck.generate.backends._sdk import SDKBackend, api_params
 from pytest_vibecheck.generate.backends.base import (
@@ -29,6 +29,9 @@ from pytest_vibecheck.generate.backends.base import (
     GenerationRequest,
     redact_url,
 )
+
+if TYPE_CHECKING:
+    from pytest_vibecheck.generate.backends.batch_api import BatchAPI
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _REASONING = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
@@ -94,6 +97,13 @@ class OpenAIBackend(SDKBackend):
             cached=False,
             finish_reason=getattr(choice, "finish_reason", None),
         )
+
+    def batch_api(self) -> BatchAPI:
+        """OpenAI's batch API for this model
+        (:mod:`pytest_vibecheck.generate.backends.openai_batch`)."""
+        from pytest_vibecheck.generate.backends.openai_batch import OpenAIBatchAPI
+
+        return OpenAIBatchAPI(self)
 
 
 def from_spec(model: str, settings: BackendSettings) -> Backend:

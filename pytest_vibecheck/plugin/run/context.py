@@ -10,11 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from pytest_vibecheck.config.settings import VibeSettings
     from pytest_vibecheck.execute.executor import TestService
     from pytest_vibecheck.generate.backends.base import Generation, GenerationRequest
     from pytest_vibecheck.generate.generator import Generator
     from pytest_vibecheck.plugin.run.guard import RunGuard
+    from pytest_vibecheck.plugin.run.spec import ItemSpec
 
 __all__ = ["StageContext", "VerdictKey"]
 
@@ -38,6 +41,11 @@ class StageContext(Protocol):
 
     def generate(self, model: str, request: GenerationRequest) -> Generation:
         """One generation through the model's generator."""
+        ...
+
+    def prepare_batches(self, specs: Iterable[ItemSpec]) -> None:
+        """Batch mode: the replies of ``specs`` into the generation cache, once per process
+        (a no-op in direct mode)."""
         ...
 
     def tests(self) -> TestService:

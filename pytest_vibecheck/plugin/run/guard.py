@@ -12,7 +12,9 @@ through :class:`~pytest_vibecheck.plugin.run.state.RunState`:
 - more infrastructure errors than ``--vibe-max-errors`` (``N`` items, or ``P%`` of the run's
   items; default :data:`DEFAULT_MAX_ERRORS`) stops every request of the run;
 - ``--vibe-budget`` (tokens, and/or US dollars at the list prices of
-  :mod:`pytest_vibecheck.generate.prices`) stops every request once what the run spent reaches it.
+  :mod:`pytest_vibecheck.generate.prices`, at half of them in batch mode) stops every request once
+  what the run spent reaches it; in batch mode a batch takes no more requests than the budget left
+  allows (:meth:`RunGuard.left`, :mod:`pytest_vibecheck.generate.batcher`).
 
 Requests already in flight finish; cached replies are still served. Items whose request is
 refused are reported as not run (skipped, with the reason).
@@ -20,12 +22,18 @@ refused are reported as not run (skipped, with the reason).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pytest_vibecheck.config.limits import Budget, ErrorBound
 from pytest_vibecheck.generate.backends.base import BackendError, Generation
 from pytest_vibecheck.generate.generator import RunStoppedError
-from pytest_vibecheck.generate.prices import PRICES_AS_OF, cost_usd, format_usd
+from pytest_vibecheck.generate.prices import (
+    PRICE_WORDS,
+    PRICES_AS_OF,
+    batch_cost_usd,
+    cost_usd,
+    format_usd,
+)
 from pytest_vibecheck.plugin.run.state import ALL, RunState
 
 if TYPE_CHECKING:
@@ -47,11 +55,37 @@ class RunGuard:
     """The call guard of one process (see the module docstring). ``items``: the run's items
     (for a ``P%`` error bound), set at collection."""
 
-    def __init__(self, state: RunState, max_errors: ErrorBound, budget: Budget | None = None) -> None:
+    def __init__(
+        self, state: RunState, max_errors: ErrorBound, budget: Budget | None = None, *, batch: bool = False
+    ) -> None:
         self.state = state
         self.max_errors = max_errors
         self.budget = budget
         self.items = 0
+        #: requests go through the providers' batch APIs (``--vibe-batch``): dollars are counted
+        #: at the batch price (:data:`~pytest_vibecheck.generate.prices.BATCH_PRICE_FACTOR`)
+        self.batch = batch
+
+    @property
+    def price(self) -> Literal["list", "batch"]:
+        """Which prices the dollars are at: ``"list"``, or ``"batch"`` (half the list price)."""
+        return "batch" if self.batch else "list"
+
+    @property
+    def price_words(self) -> str:
+        """The prices in words, for messages: ``"list prices"`` or ``"batch prices (half the list
+        price)"``."""
+        return PRICE_WORDS[self.price]
+
+    def left(self) -> tuple[float | None, float | None]:
+        """What the budget still allows: ``(tokens, US dollars)``, each None when the budget sets
+        no such limit (both None without a budget); never below 0."""
+        if self.budget is None:
+            return None, None
+        _n, tin, tout, usd = self.spent()
+        tokens = None if self.budget.tokens is None else max(0, self.budget.tokens - tin - tout)
+        dollars = None if self.budget.usd is None else max(0.0, self.budget.usd - (usd or 0.0))
+        return tokens, dollars
 
     # -- the CallGuard protocol ---------------------------------------------------------
 
@@ -110,7 +144,7 @@ class RunGuard:
         counters = self.state.counters()
         usd: float | None = 0.0
         tin = tout = 0
-        for spend in _by_model(counters).values():
+        for spend in _by_model(counters, self.batch).values():
             tin, tout = tin + spend["input_tokens"], tout + spend["output_tokens"]
             usd = None if spend["usd"] is None or usd is None else usd + spend["usd"]
         return int(counters.get("requests", 0)), tin, tout, usd
@@ -128,9 +162,10 @@ class RunGuard:
             "cache_hits": int(cache_hits),
             "usd": None if usd is None else round(usd, 6),
             "prices_as_of": PRICES_AS_OF,
+            "price": self.price,
             "budget": self.budget.text if self.budget is not None else None,
             "budget_stopped": self.budget is not None and stop.startswith(BUDGET_STOP),
-            "models": _by_model(self.state.counters()),
+            "models": _by_model(self.state.counters(), self.batch),
         }
 
     def _over_budget(self) -> str | None:
@@ -139,22 +174,22 @@ class RunGuard:
         if self.budget.tokens is not None and tin + tout >= self.budget.tokens:
             why = f"{_count(tin + tout)} tokens spent, budget {_count(self.budget.tokens)}"
         elif self.budget.usd is not None and usd is not None and usd >= self.budget.usd:
-            why = f"{format_usd(usd)} spent at list prices, budget {format_usd(self.budget.usd)}"
+            why = f"{format_usd(usd)} spent at {self.price_words}, budget {format_usd(self.budget.usd)}"
         else:
             return None
         return self.state.stop(ALL, f"{BUDGET_STOP} {self.budget.text} reached ({why}): no further requests are sent")
 
 
-def _by_model(counters: dict[str, float]) -> dict[str, ModelSpendRecord]:
-    """Per model spec: requests answered, tokens and dollars (None without a known price), from
-    the run state's counters (``ok:``, ``in:``, ``out:`` + spec)."""
+def _by_model(counters: dict[str, float], batch: bool = False) -> dict[str, ModelSpendRecord]:
+    """Per model spec: requests answered, tokens and dollars (None without a known price; at the
+    batch price with ``batch``), from the run state's counters (``ok:``, ``in:``, ``out:`` + spec)."""
     out: dict[str, ModelSpendRecord] = {}
     for name in sorted(counters):
         if not name.startswith("in:"):
             continue
         spec = name[3:]
         tin, tout = int(counters[name]), int(counters.get(f"out:{spec}", 0))
-        cost = cost_usd(spec, tin, tout)
+        cost = (batch_cost_usd if batch else cost_usd)(spec, tin, tout)
         out[spec] = {
             "requests": int(counters.get(f"ok:{spec}", 0)),
             "input_tokens": tin,

@@ -147,7 +147,10 @@ class Prefetcher:
 
     def take(self, item: pytest.Item) -> Work:
         """The prepared work of ``item``: waits for its generations, then verifies and tests it
-        together with the upcoming items whose generations are done."""
+        together with the upcoming items whose generations are done. In batch mode the batches
+        of the session's items are done before the test loop (``pytest_runtestloop``); a run
+        whose loop skipped that does them here, once (:meth:`StageContext.prepare_batches`)."""
+        self.runtime.prepare_batches(s for s in map(_spec, item.session.items) if s is not None)
         upcoming = self._upcoming(item)
         with self._lock:
             self._start(upcoming)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import os
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
         Generation,
         GenerationRequest,
     )
+    from pytest_vibecheck.generate.batcher import Batcher
     from pytest_vibecheck.generate.generator import Generator
     from pytest_vibecheck.plugin.run.context import VerdictKey
     from pytest_vibecheck.plugin.run.spec import ItemSpec
@@ -63,6 +67,7 @@ class Runtime:
         *,
         owner: bool = True,
         planned: bool = False,
+        display: Callable[[list[str]], None] | None = None,
     ) -> None:
         from pytest_vibecheck.generate.backends.registry import make_backend
         from pytest_vibecheck.generate.cache import GenerationCache
@@ -73,8 +78,12 @@ class Runtime:
         self.cache: GenerationCache | None = None
         self.generators: dict[str, Generator] = {}
         self.owner = owner
+        #: where batch mode's waiting lines go (standard error by default)
+        self.display = display or _show
         self.state = RunState(state_path(settings.cache, self.run_id), owner=owner)
-        self.guard = RunGuard(self.state, parse_max_errors(settings.max_errors), _budget(settings))
+        self.guard = RunGuard(
+            self.state, parse_max_errors(settings.max_errors), _budget(settings), batch=settings.batch
+        )
         try:
             if settings.cache_mode != "off" and settings.cache is not None:
                 self.cache = GenerationCache(settings.cache)
@@ -88,9 +97,17 @@ class Runtime:
                     run_id=self.run_id,
                     guard=self.guard,
                 )
+            #: batch mode (--vibe-batch): one batcher per model; empty in direct mode and in
+            #: cache mode ``only`` (nothing is sent)
+            self.batchers: dict[str, Batcher] = {}
+            if settings.batch and settings.cache_mode != "only":
+                self.batchers = self._batchers()
         except BaseException:
             self.close()
             raise
+        self._batch_lock = threading.Lock()
+        self._batched = False
+        self._batch_fatal: BaseException | None = None
         #: verdicts already computed in this process (see :func:`verify_stage`)
         self.verdicts: dict[VerdictKey, Any] = {}
         self._inflight: dict[str, threading.Event] = {}
@@ -120,6 +137,48 @@ class Runtime:
         #: set on an xdist worker when the controller schedules by the duration plan
         self.planned = planned
         self.prefetcher = Prefetcher(self)
+
+    def _batchers(self) -> dict[str, Batcher]:
+        """A :class:`~pytest_vibecheck.generate.batcher.Batcher` per model, its waiting lines to
+        :attr:`display`, the budget's cut-off from the guard (batch prices)."""
+        from pytest_vibecheck.generate.batcher import Batcher, policy_from_env
+        from pytest_vibecheck.generate.prices import batch_cost_usd
+
+        if self.cache is None:
+            raise ParameterError(
+                "--vibe-batch keeps its batches and their replies in the generation cache; give "
+                "--vibe-cache PATH and --vibe-cache-mode use or refresh"
+            )
+        policy = policy_from_env()
+        out: dict[str, Batcher] = {}
+        for spec, generator in self.generators.items():
+            out[spec] = Batcher(
+                generator,
+                policy=policy,
+                display=self.display,
+                budget_left=self.guard.left,
+                price=functools.partial(batch_cost_usd, spec),
+            )
+        return out
+
+    def prepare_batches(self, specs: Iterable[ItemSpec]) -> None:
+        """Batch mode: generate the requests of ``specs`` (the session's items) wave by wave
+        before the test loop (``pytest_runtestloop``) (:func:`~pytest_vibecheck.plugin.run.waves.batch_waves`),
+        once per process; a no-op in direct mode. A fatal submission error is raised by the
+        next item's generation (the guard has stopped the model; the items after it are not run)."""
+        if not self.batchers:
+            return
+        with self._batch_lock:
+            if self._batched:
+                return
+            self._batched = True
+            from pytest_vibecheck.generate.backends.base import BackendError
+            from pytest_vibecheck.plugin.run.waves import batch_waves
+
+            try:
+                batch_waves(self, specs, self.batchers)
+            except BackendError as exc:
+                self._batch_fatal = exc
 
     def _check_stores(self) -> None:
         """Open and check every store before the first request: the generation cache (opened
@@ -171,6 +230,10 @@ class Runtime:
         process at the same time are made once: later ones wait and are then served from the
         cache (so the baseline and multi-turn turn 0, prepared concurrently, share one reply)."""
         generator = self.generators[model]
+        with self._batch_lock:
+            fatal, self._batch_fatal = self._batch_fatal, None
+        if fatal is not None:
+            raise fatal
         if not generator.uses_cache:
             return generator.generate(request)
         key = generator.key(request)
@@ -263,6 +326,27 @@ def run_item_for(item: pytest.Item, spec: ItemSpec) -> ItemOutcome:
     text = "" if final.passed else failure_text(spec, work.turns)
     record["failure"] = text or None
     return ItemOutcome(final.passed, text, record)
+
+
+def _show(lines: list[str]) -> None:
+    """A batcher's waiting lines on standard error, each xdist worker's marked with its id."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    prefix = f"[{worker}] " if worker else ""
+    sys.stderr.write("".join(f"{prefix}{line}\n" for line in lines))
+    sys.stderr.flush()
+
+
+def uncaptured_display(config: pytest.Config) -> Callable[[list[str]], None]:
+    """Batch mode's waiting lines (they come before the test loop) on standard error past
+    pytest's output capture, as pytest's own live logging writes them
+    (``capturemanager.global_and_fixture_disabled``)."""
+
+    def show(lines: list[str]) -> None:
+        capman = config.pluginmanager.get_plugin("capturemanager")
+        with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+            _show(lines)
+
+    return show
 
 
 def _budget(settings: VibeSettings) -> Budget | None:

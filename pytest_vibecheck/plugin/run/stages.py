@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +26,12 @@ from pytest_vibecheck.types import ParamValue
 from pytest_vibecheck.verify.nocode import NO_CODE_RULE
 
 if TYPE_CHECKING:
-    from pytest_vibecheck.generate.backends.base import Generation
+    from pytest_vibecheck.config.settings import VibeSettings
+    from pytest_vibecheck.generate.backends.base import Generation, GenerationRequest
     from pytest_vibecheck.plugin.run.spec import ItemSpec, Judged
     from pytest_vibecheck.report.records import TestsRecord, VerdictRecord
 
-__all__ = ["extract_stage", "finish", "generate_one", "generate_stage", "not_runnable", "prepare", "test_stage", "verify_stage"]
+__all__ = ["conversation", "extract_stage", "finish", "generate_one", "generate_stage", "not_runnable", "prepare", "test_stage", "verify_stage"]
 
 def not_runnable(spec: ItemSpec) -> str | None:
     """Why the item cannot run here, before any request: the problem has fewer than k
@@ -48,17 +49,20 @@ def not_runnable(spec: ItemSpec) -> str | None:
     return None
 
 
-def _conversation(runtime: StageContext, work: Work) -> None:
-    """Every generation of one item into ``work.replies`` (sequential: multi-turn replies build
-    on each other). Raises what the generator raises."""
+#: One generation of an item's conversation: ``(request, turn, k, judged, messages)``.
+Step = tuple["GenerationRequest", int, int, "Judged", list[dict[str, str]]]
+
+
+def conversation(spec: ItemSpec, settings: VibeSettings) -> Generator[Step, Generation, None]:
+    """The requests of one item, in order: yields each :data:`Step` and is sent its reply
+    (multi-turn replies build on each other, so a turn's request is known only once the
+    previous reply is). :func:`_conversation` drives it with direct requests,
+    :func:`pytest_vibecheck.plugin.run.waves.batch_waves` with one batch wave per turn."""
     from pytest_vibecheck.generate import protocols
     from pytest_vibecheck.generate.generator import request_for
 
-    spec = work.spec
-    settings = runtime.settings
-
-    def generate(messages: Sequence[Mapping[str, str]], label: str) -> Generation:
-        request = request_for(
+    def request(messages: Sequence[Mapping[str, str]], label: str) -> GenerationRequest:
+        return request_for(
             spec.problem,
             [dict(m) for m in messages],
             label,
@@ -67,12 +71,12 @@ def _conversation(runtime: StageContext, work: Work) -> None:
             sample=spec.sample,
             profile=spec.setup.profile,
         )
-        return runtime.generate(spec.model, request)
 
     if spec.protocol != "multi":
         messages = protocols.protocol_messages(spec.problem, spec.protocol, spec.k, setup=spec.setup)
-        gen = generate(messages, protocols.label(spec.protocol, spec.k))
-        work.replies.append((0, spec.k, gen, spec.instructions, [dict(m) for m in messages]))
+        yield request(messages, protocols.label(spec.protocol, spec.k)), 0, spec.k, spec.instructions, [
+            dict(m) for m in messages
+        ]
         return
     everything = tuple(
         (i, ref.id, dict(ref.params)) for i, ref in enumerate(spec.problem.instructions, start=1)
@@ -81,11 +85,25 @@ def _conversation(runtime: StageContext, work: Work) -> None:
     previous: Sequence[Mapping[str, str]] = ()
     for t in range(spec.k + 1):
         messages = protocols.multi_turn_messages(spec.problem, history, t, spec.setup)
-        gen = generate(messages, protocols.label("multi", t))
-        history.append(gen.text)
         judged = everything if t == 0 else spec.instructions[:t]
-        work.replies.append((t, t, gen, judged, new_messages(previous, messages)))
+        gen = yield request(messages, protocols.label("multi", t)), t, t, judged, new_messages(previous, messages)
+        history.append(gen.text)
         previous = messages
+
+
+def _conversation(runtime: StageContext, work: Work) -> None:
+    """Every generation of one item into ``work.replies`` (sequential: multi-turn replies build
+    on each other). Raises what the generator raises."""
+    steps = conversation(work.spec, runtime.settings)
+    reply: Generation | None = None
+    while True:
+        try:
+            step = steps.send(reply) if reply is not None else next(steps)
+        except StopIteration:
+            return
+        request, t, k, judged, messages = step
+        reply = runtime.generate(work.spec.model, request)
+        work.replies.append((t, k, reply, judged, messages))
 
 
 def generate_one(runtime: StageContext, work: Work) -> None:
