@@ -28,6 +28,7 @@ EXIT_STATUS: dict[str, str] = {
     "summary": "0",
     "cache": "0; 1: stats found the file damaged (integrity not ok), export/import rejected rows",
     "merge": "0; 1: a threshold failed",
+    "batches": "0; 1: cancel could not cancel a batch (the line says why)",
     "exec": "0: passed; 1: failed, timeout or tampered; 3: error or skipped (not the code's fault)",
     "env-check": "0 (also when tasks cannot run: the report says which)",
     "env": "0",
