@@ -21,7 +21,7 @@ Qwen2.5-Coder-7B's BigCodeBench replies are measured against the official verdic
 ``benchmarks/agreement_qwen.py``.
 
 Usage: ``python benchmarks/integrity_false_positives.py [SOURCE ...] [--env NAME]
-[--workers N] [--json OUT]`` (default: every source). Prints, per source, the counts by verdict,
+[--workers N] [--json OUT] [--tasks 566,509]`` (default: every source). Prints, per source, the counts by verdict,
 the false positives with their messages, and the wall time, with the load average and commit.
 """
 
@@ -133,6 +133,9 @@ def run_source(name: str, args: argparse.Namespace) -> dict[str, Any]:
     else:
         source = humaneval_qwen()
     items, settings, skipped, plain = source
+    if args.tasks:
+        wanted = {t if "/" in t else f"BigCodeBench/{t}" for t in args.tasks.split(",") if t}
+        items = [item for item in items if item[2].task_id in wanted]
     pairs: list[tuple[str, Task]] = [(code, p) for _, code, p in items]
     done = [0]
 
@@ -177,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--env", default=default_env, help="execution environment for bcb-reference")
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--tasks", default="", help="only these task ids, comma-separated "
+                    "(a bare number is a BigCodeBench task: 566,509)")
     args = ap.parse_args(argv)
     unknown = [s for s in args.sources if s not in SOURCES]
     if unknown:

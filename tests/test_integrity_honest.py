@@ -320,3 +320,108 @@ def test_a_library_changing_its_own_functions_when_first_used_is_not_tampering(
     assert module.own_write() is True
     assert audit._own_package_writes(module.f) is False  # this test's file is another package
     assert audit._package_of(str(pkg / "__init__.py")) == "vibe_selfpatch_pkg"
+
+
+#: BigCodeBench/566's tests, in small: ``task_func`` introspects a function the tests hand it.
+HANDED_TEST = """
+import unittest
+class TestCases(unittest.TestCase):
+    def test_function(self):
+        def probe(a, b=1, *, c=2): pass
+        self.assertEqual(task_func(probe), (['a', 'b'], (1,), {'c': 2}))
+    def test_lambda_in_a_list(self):
+        self.assertEqual(task_func([lambda x, y=2: x + y])[:2], (['x', 'y'], (2,)))
+"""
+
+#: BigCodeBench/509's tests, in small: the tests' own classmethod sets an attribute of their
+#: class, and the tests patch ``builtins.open`` and then set an attribute of the name ``open``
+#: (BigCodeBench/579).
+OWN_CLASS_AND_BUILTINS_TEST = """
+import unittest
+from unittest.mock import mock_open, patch
+class TestCases(unittest.TestCase):
+    @classmethod
+    def make(cls):
+        cls.path = 'data.txt'
+    def setUp(self):
+        self.make()
+    def test_reads(self):
+        with patch('builtins.open', mock_open(read_data='3')):
+            self.assertEqual(task_func(self.path), 9)
+    def test_io_error(self):
+        with patch('builtins.open', mock_open(read_data='3')):
+            open.side_effect = IOError
+            with self.assertRaises(IOError):
+                task_func(self.path)
+"""
+
+
+def test_the_tests_functions_handed_to_the_candidate_are_its_to_inspect() -> None:
+    """The references of BigCodeBench/566-571 call ``inspect.getfullargspec`` on the function
+    the tests hand them; the audit hook refused the ``__code__`` read as the tests' code. The
+    tests' functions handed as arguments (also inside a list) are the candidate's to read;
+    the tests' other functions stay refused."""
+    code = ("import inspect\n"
+            "def task_func(f):\n"
+            "    f = f[0] if isinstance(f, list) else f\n"
+            "    spec = inspect.getfullargspec(f)\n"
+            "    return spec.args, spec.defaults, spec.kwonlydefaults\n")
+    (res,) = run_many([(code, bcb_problem(HANDED_TEST))], SETTINGS, None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+def test_a_test_function_not_handed_over_stays_refused() -> None:
+    """The tests' code the tests did not hand over (a test method reached through a handed
+    function's globals) is still refused: reading its ``__code__`` is tampering."""
+    code = ("def task_func(f):\n"
+            "    f = f[0] if isinstance(f, list) else f\n"
+            "    method = f.__globals__['TestCases'].test_lambda_in_a_list\n"
+            "    method.__code__\n"
+            "    return ['x', 'y'], (2,), None\n")
+    (res,) = run_many([(code, bcb_problem(HANDED_TEST))], UNSCREENED, None)
+    assert res.status == "tampered"
+    assert "read __code__ of TestCases.test_lambda_in_a_list (the tests' code)" in res.message
+
+
+def test_the_tests_change_their_own_class_and_patch_builtins_as_in_plain_python() -> None:
+    """The tests' own classmethod setting ``cls.path`` raised ``TypeError`` once their class
+    was frozen (BigCodeBench/509's reference failed), and ``open.side_effect = ...`` after
+    ``patch('builtins.open')`` reached the real built-in through the tests' private copy of
+    the built-ins (BigCodeBench/579). Both pass as in plain Python."""
+    code = "def task_func(path):\n    with open(path) as fh:\n        return int(fh.read()) ** 2\n"
+    (res,) = run_many([(code, bcb_problem(OWN_CLASS_AND_BUILTINS_TEST))], SETTINGS, None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+#: The layers behind the static screen (which flags ``__globals__`` and ``__code__`` first).
+UNSCREENED = ExecSettings(time_limit_s=20.0, startup_s=20.0, screen=False)
+
+#: Tests the candidate goes for through the globals of the function they hand it.
+HANDED_CLASS_TEST = """
+import unittest
+class TestCases(unittest.TestCase):
+    limit = 5
+    def test_a(self):
+        self.assertEqual(task_func(lambda: 0), 1)
+    def test_b(self):
+        self.assertEqual(task_func(lambda: 0), 2)
+"""
+
+
+@pytest.mark.parametrize(("attack", "why"), [
+    ("tests.test_b = tests.test_a", "replaced the tests' class TestCases.test_b"),
+    ("tests.limit = 0", "replaced the tests' class TestCases.limit"),
+    ("tests.maxDiff = 0", "added the tests' class TestCases.maxDiff"),
+    ("del tests.limit", "deleted the tests' class TestCases.limit"),
+], ids=["replace-method", "replace-value", "add", "delete"])
+def test_a_change_of_the_tests_class_by_the_candidate_is_tampering(attack: str, why: str) -> None:
+    """The tests' classes are no longer frozen (their own code may change them), so the hot
+    snapshots keep their namespaces: the candidate's change during a call is named."""
+    code = ("def task_func(f):\n"
+            "    tests = f.__globals__['TestCases']\n"
+            f"    {attack}\n"
+            "    return 1\n")
+    (res,) = run_many([(code, bcb_problem(HANDED_CLASS_TEST))], UNSCREENED, None)
+    assert res.status == "tampered"
+    assert f"{why} during a call of the candidate" in res.message
+

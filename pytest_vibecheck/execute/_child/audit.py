@@ -246,6 +246,9 @@ class Policy:
         self.trusted = trusted
         self.block_ctypes = False
         self.guard: Any = None
+        #: id -> function of the test source the tests handed to the candidate as an
+        #: argument (``calls.Calls.handed``): its code and defaults are the candidate's to read
+        self.handed: dict[int, Any] = {}
 
     def reason(self, event: str, args: tuple[Any, ...]) -> str | None:
         """Why ``event`` is refused on this thread (``+``: a module this run does without,
@@ -280,7 +283,8 @@ class Policy:
                 if frame is not None and _chain_protected(frame):
                     return f"reached the tests' frames ({name})"
             elif (name in _FUNC_ATTRS and type(target) is _FunctionType
-                  and target.__code__.co_filename in PROTECTED_FILES):
+                  and target.__code__.co_filename in PROTECTED_FILES
+                  and id(target) not in self.handed):
                 return f"read {name} of {target.__qualname__} (the tests' code)"
             return None
         if event in ("object.__setattr__", "object.__delattr__"):

@@ -26,6 +26,7 @@ import _thread
 import builtins
 import collections
 import functools
+import itertools
 import operator
 import sys
 import time
@@ -44,6 +45,9 @@ _Empty = _queue.Empty
 _FunctionType, _GeneratorType = types.FunctionType, types.GeneratorType
 _MethodType = types.MethodType
 _settrace = sys.settrace
+_islice = itertools.islice
+#: The file name the test source is compiled under (``audit.TEST_FILE``).
+TEST_FILE = "tests.py"
 
 #: Where a call thread's one Python frame comes from (not a file of the harness: the
 #: candidate's frames may reach it, and it holds nothing but the call).
@@ -100,6 +104,10 @@ class Calls:
         #: frame there
         self.kept: list[Any] = []
         self.tracer: Any = None
+        #: id -> function of the test source handed to the candidate (:meth:`note_handed`)
+        self.handed: dict[int, Any] = {}
+        #: the classes of the test source (``harness._test_classes``), in the hot snapshots
+        self.test_classes: tuple[type, ...] = ()
 
     def run(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call ``fn(*args, **kwargs)`` on a fresh thread and wait; the value it returned, or
@@ -112,10 +120,12 @@ class Calls:
             if fn is _MISSING:
                 raise NameError(f"name {name!r} is not defined")
         self.count += 1
+        if args or kwargs:
+            self.note_handed(args, kwargs)
         # the snapshots are the harness's own work on the test thread and run no code of any
         # object's (C-level look-ups only): not traced, which would make them slow
         _settrace(None)
-        before = self.snapshot.take_hot(self.test_namespace)
+        before = self.snapshot.take_hot(self.test_namespace, self.test_classes)
         _settrace(self.tracer)
         threads = _count()
         got = self._thread(fn, args, kwargs, self.deadline)
@@ -136,6 +146,29 @@ class Calls:
         if why is not None:
             self.alarm(why)
         return wrap(value, self)
+
+    def note_handed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Record the test source's functions among the arguments of a call (directly, as a
+        bound method's function or a ``functools.partial``'s, or one level down in a list,
+        tuple or dict, 50 items at most of each): the tests handed them to the candidate, so
+        reading their ``__code__`` and defaults (``inspect.getfullargspec(f)``: BigCodeBench/
+        566-571) is its right, as in plain Python; the audit hook's policy allows it
+        (``audit.Policy.handed``). Each is kept alive until the process ends, so no id is
+        reused."""
+        values = [*args[:50], *_islice(kwargs.values(), 50)]
+        for value in list(values):
+            if type(value) in (list, tuple):
+                values += value[:50]
+            elif type(value) is dict:
+                values += _islice(value.values(), 50)
+        for value in values:
+            t = type(value)
+            if t is _MethodType:
+                value = value.__func__
+            elif t is _partial:
+                value = value.func
+            if type(value) is _FunctionType and value.__code__.co_filename == TEST_FILE:
+                self.handed[id(value)] = value
 
     def raw(self, fn: Any, *args: Any) -> tuple[bool, Any]:
         """``fn(*args)`` on a fresh call thread, without the checks of :meth:`run`:

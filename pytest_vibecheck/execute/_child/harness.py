@@ -25,8 +25,8 @@ closed (``docs/sandbox.md``, "Verdict integrity"):
   on a fresh thread whose stack leads to no frame of the tests or of the harness); a tracer on
   the harness's and the test threads reports any frame of it there (finalizers, callbacks,
   methods of returned objects, patched library functions);
-- the identity of everything the tests resolve (the modules, their classes, the test module, the
-  run's hooks) is compared around every call (``snapshot.py``), the audit hook refuses what would
+- the identity of everything the tests resolve (the modules, their classes, the test module and
+  its classes, ``builtins``, the run's hooks) is compared around every call (``snapshot.py``), the audit hook refuses what would
   reach the tests' or the harness's objects from the candidate's threads (``audit.py``), the test
   framework's classes are immutable, and a test passes only when its one-time token arrives
   (``steps.py``);
@@ -182,6 +182,19 @@ def _code_objects(code: types.CodeType) -> set[types.CodeType]:
     return out
 
 
+def _test_classes(tests: dict[str, Any], cls: Any) -> tuple[type, ...]:
+    """The classes the test source defined: those bound in its namespace and the bases of
+    ``cls`` (the test class), in that order, each once."""
+    mro = type.__dict__["__mro__"].__get__(cls) if type(cls) is type else ()
+    found: list[type] = []
+    for klass in [*tests.values(), *mro]:
+        if isinstance(klass, type) and klass.__module__ == "__test__" and not any(
+            klass is k for k in found
+        ):
+            found.append(klass)
+    return tuple(found)
+
+
 def _class_tests(cls: Any, names: list[str], codes: set[types.CodeType]) -> str | None:
     """Check the test class the test source defined; None when it is sound, else why not."""
     if type(cls) is not type:
@@ -277,8 +290,11 @@ class _Run:
                      "__doc__": None, "sys": sys, "os": os, "environ": os.environ})
         sys.modules["__test__"] = module
         bare = [str(n) for n in payload.get("candidate_free_names") or ()]
+        # the built-ins are the interpreter's own, as in plain Python: the tests' own patches
+        # of them (``patch('builtins.open', ...)``, then ``open.side_effect = ...``) reach their
+        # look-ups; the hot snapshots keep ``builtins`` around the import and every call
         tests: dict[str, Any] = {"__name__": "__test__", "__file__": "tests.py",
-                                 "__builtins__": dict(builtins.__dict__), "sys": sys, "os": os,
+                                 "__builtins__": builtins, "sys": sys, "os": os,
                                  "environ": os.environ}
         scratch: dict[str, Any] = {"__builtins__": builtins, "__name__": "__test__"}
         for statement in payload.get("trusted") or ():
@@ -296,6 +312,7 @@ class _Run:
         allowed: set[Any] = set()
         policy = audit.Policy(self.alarm, cand, trusted)
         run = calls.Calls(self.alarm, cand, snapshot, tests)
+        policy.handed = run.handed
         run.deadline = self.deadline
         tests[entry] = calls.make_proxy(run, entry, entry)
         tracer = calls.make_tracer(self.alarm, cand, allowed)
@@ -322,9 +339,10 @@ class _Run:
         _resolve_chains(tests, [list(c) for c in payload.get("chains") or ()])
         codes = _code_objects(test_code)
         cls = tests.get(str(payload.get("test_class") or "TestCases"))
-        for klass in type.__dict__["__mro__"].__get__(cls) if type(cls) is type else ():
-            if klass is not object and klass.__module__ == "__test__":
-                audit.freeze(klass)
+        # the tests' own classes stay theirs to change (a classmethod setting ``cls.name``), so
+        # they are not frozen as unittest's are: the hot snapshots keep their namespaces
+        # around the import and every call, where any change is the candidate's
+        run.test_classes = _test_classes(tests, cls)
         guard = policy.guard = calls.make_module_guard(self.alarm, trusted, cand)
         calls.guard_modules(guard)
         index = snapshot.Index()
@@ -332,7 +350,7 @@ class _Run:
         def made(value: Any) -> bool:
             return bool(calls.made_by_candidate(value, cand))
 
-        before, hot = index.take(), snapshot.take_hot(tests)
+        before, hot = index.take(), snapshot.take_hot(tests, run.test_classes)
         threads = _thread._count()
         out.write('{"started": true}\n')
         record["candidate_ran"] = True

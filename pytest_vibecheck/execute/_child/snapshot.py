@@ -54,6 +54,8 @@ _STEERING = frozenset({
     "__round__", "__str__", "__repr__", "__class__", "__call__", "__enter__", "__exit__",
     "equals",
 })
+#: The label of a test class's namespace in a hot snapshot (every change there is named).
+_TESTS_CLASS = "the tests' class "
 #: Module attributes that change how every look-up in the module resolves.
 _MODULE_HOOKS = ("__getattr__", "__dir__", "__class__")
 
@@ -138,14 +140,21 @@ class Snapshot:
         self.path_hooks: list[object] = []
 
 
-def take_hot(test_namespace: dict[str, Any]) -> Snapshot:
-    """A hot snapshot: the test module, ``builtins``, ``sys.modules`` and the hooks."""
+def take_hot(test_namespace: dict[str, Any], test_classes: tuple[type, ...] = ()) -> Snapshot:
+    """A hot snapshot: the test module, the namespaces of ``test_classes`` (the classes the
+    test source defined: any attribute the candidate adds, replaces or deletes there is named),
+    ``builtins``, ``sys.modules`` and the hooks."""
     snap = Snapshot()
-    for label, space in (("the test module", test_namespace),
-                         ("builtins", _module_dict.__get__(_modules["builtins"]))):
+    spaces: list[tuple[str, Any, Any]] = [
+        ("the test module", test_namespace, None),
+        ("builtins", _module_dict.__get__(_modules["builtins"]), None),
+    ]
+    spaces += [(_TESTS_CLASS + _type_qualname.__get__(klass), _type_dict.__get__(klass), klass)
+               for klass in test_classes]
+    for label, space, owner in spaces:
         keys = tuple(space)
         values = list(map(space.__getitem__, keys))
-        snap.spaces.append((label, space, list(map(id, values)), values, keys, None, len(space)))
+        snap.spaces.append((label, space, list(map(id, values)), values, keys, owner, len(space)))
     names = list(_modules)
     mods = list(map(_modules.get, names))
     snap.modules = (names, list(map(id, mods)), mods)
@@ -204,7 +213,10 @@ def changes(snap: Snapshot, limit: int = 5, only: Callable[[Any], bool] | None =
             continue
         if len(space) == size:
             continue
-        if owner is not None:
+        if label.startswith(_TESTS_CLASS):
+            new = [k for k in space if k not in keys]
+            why = f"added {label}.{new[0]}" if new else None
+        elif owner is not None:
             why = _grown(label, space, keys, owner, only)
         else:
             new = [k for k in _MODULE_HOOKS if k in space and k not in keys]
