@@ -328,3 +328,25 @@ def test_timeout_from_environment() -> None:
         with pytest.raises(ParameterError, match="VIBECHECK_TIMEOUT"):
             default_timeout({"VIBECHECK_TIMEOUT": bad})
     assert BackendSettings(timeout_s=5.0).timeout_s == 5.0
+
+
+def test_the_published_report_opens_anywhere_with_every_reply() -> None:
+    """The shipped report carries every turn's reply and code (the viewer showed "The reply is
+    not in this report" on every turn: its replies were in a generation cache of the recording
+    machine), each code matching the sha256 that was judged, and no absolute path of that
+    machine in its settings."""
+    import hashlib
+
+    published = json.loads(PUBLISHED.read_text(encoding="utf-8"))
+    turns = [t for item in published["items"] for t in item["turns"]]
+    assert len(turns) == 480
+    assert all(isinstance(t.get("reply"), str) and t["reply"] for t in turns)
+    with_code = [t for t in turns if "code" in t]
+    assert len(with_code) == sum(not t["extraction"]["no_code"] for t in turns)
+    assert all(hashlib.sha256(t["code"].encode("utf-8")).hexdigest() == t["extraction"]["code_sha256"]
+               for t in with_code)
+    settings = published["run"]["settings"]
+    assert [settings["cache"], settings["report"], settings["junitxml"]] == [
+        ".vibecheck/qwen-cache.sqlite", "docs/results/qwen2.5-coder-0.5b.json",
+        "docs/results/qwen2.5-coder-0.5b.junit.xml",
+    ]
