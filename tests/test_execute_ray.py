@@ -1,13 +1,23 @@
 """The Ray executor against the local pool: same results, cache entries and metrics.
 
-Starts a real local Ray cluster (``ray.init(num_cpus=2)``, a few seconds); skipped where Ray is
-not installed (it is in the ``dev`` extra). Marked slow.
+Starts a real local Ray cluster (``ray.init(num_cpus=2)``, a few seconds) inside a network
+namespace that has only loopback: the module's first test runs this file again under
+``unshare -n`` (``ip link set lo up``, ``RAY_AUTH_MODE=disabled``, usage stats off), where the
+Ray tests run; outside it they are skipped, so no test sends traffic beyond loopback (Ray
+binds the host's interface address and probes 8.8.8.8:53 at start otherwise). Skipped where
+Ray is not installed (it is in the ``dev`` extra). Marked slow.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,9 +37,38 @@ ray = pytest.importorskip("ray")
 
 pytestmark = pytest.mark.slow
 
+#: Set in the run of this file inside the loopback-only namespace.
+NETNS_FLAG = "VIBECHECK_RAY_NETNS"
+INSIDE = os.environ.get(NETNS_FLAG) == "1"
+
+
+def _netns() -> bool:
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    flags = "-n" if os.geteuid() == 0 else "-rn"
+    return subprocess.run(["unshare", flags, "true"], capture_output=True, check=False).returncode == 0
+
+
+@pytest.mark.skipif(INSIDE, reason="this is the run inside the namespace")
+def test_the_ray_tests_pass_in_a_loopback_only_network_namespace() -> None:
+    if not _netns():
+        pytest.skip("cannot make a loopback-only network namespace (unshare): the Ray tests "
+                    "do not run outside one")
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env.update({NETNS_FLAG: "1", "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"})
+    script = (f"ip link set lo up && exec {shlex.quote(sys.executable)} -m pytest -q -p no:xdist "
+              f"-p no:cacheprovider {shlex.quote(__file__)}")
+    flags = "-n" if os.geteuid() == 0 else "-rn"
+    done = subprocess.run(["unshare", flags, "sh", "-c", script], env=env, capture_output=True,
+                          text=True, timeout=900, check=False, cwd=Path(__file__).parent)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert re.search(r"\b4 passed, 1 skipped\b", done.stdout), done.stdout[-2000:]
+
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
+    if not INSIDE:
+        pytest.skip("Ray runs only inside the loopback-only namespace (the test above)")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray
