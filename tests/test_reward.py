@@ -129,6 +129,27 @@ def test_sandbox_failure_is_an_infrastructure_failure_not_zero(status: str) -> N
     assert [r.instruction_if for r in res] == [1.0, 1.0]  # what was measured is kept
 
 
+def test_infrastructure_failures_are_counted_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """Each batch with infrastructure failures logs one warning (logger
+    ``pytest_vibecheck.reward``) with its count, the running totals and the first error; the
+    scorer keeps the totals (``scored``, ``infra_errors``); a batch without any logs nothing."""
+    scorer = RewardScorer(executor=CountingExecutor("error"))
+    with caplog.at_level("WARNING", logger="pytest_vibecheck.reward"):
+        scorer.score([WRONG, ALL_MET], [ADD] * 2)
+        scorer.score([HALF_MET], [ADD])
+    assert (scorer.scored, scorer.infra_errors) == (3, 3)
+    lines = [r.getMessage() for r in caplog.records if r.name == "pytest_vibecheck.reward"]
+    assert len(lines) == 2
+    assert lines[0].startswith("vibecheck reward: 2 of 2 completions in this batch were "
+                               "infrastructure failures, not model failures (2 of 2 so far); first: ")
+    assert "(3 of 3 so far)" in lines[1] and "sandbox error" in lines[1]
+    caplog.clear()
+    fine = RewardScorer(executor=CountingExecutor())
+    with caplog.at_level("WARNING", logger="pytest_vibecheck.reward"):
+        fine.score([ALL_MET], [ADD])
+    assert (fine.scored, fine.infra_errors, caplog.records) == (1, 0, [])
+
+
 def test_missing_library_in_the_real_sandbox_is_infra() -> None:
     prob = dict(ADD, libs=["vibecheck_absent_module_zz"])
     (res,) = score_batch([ALL_MET], [prob])
