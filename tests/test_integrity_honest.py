@@ -425,3 +425,164 @@ def test_a_change_of_the_tests_class_by_the_candidate_is_tampering(attack: str, 
     assert res.status == "tampered"
     assert f"{why} during a call of the candidate" in res.message
 
+
+
+#: BigCodeBench/273's tests, in small: the tests build a handler from the class the candidate
+#: returns and call its method themselves.
+RETURNED_CLASS_TEST = """
+import unittest
+from unittest.mock import MagicMock
+class TestCases(unittest.TestCase):
+    def test_handler(self):
+        Handler = task_func()
+        self.assertEqual(Handler.__mro__[1].__name__, 'Base')
+        handler = Handler(MagicMock())
+        handler.send = MagicMock()
+        handler.do_post({'data': 1})
+        handler.send.assert_called_with(200, 'ok')
+        self.assertEqual(handler.reply_count, 1)
+        self.assertEqual(Handler.kind(), 'json')
+"""
+
+
+def test_methods_of_a_class_the_candidate_returns_run_for_the_tests() -> None:
+    """The references of BigCodeBench/273 and 274 return a request-handler class; the tests
+    call its ``do_POST`` themselves, which ran the candidate's code on their thread (reported
+    as tampering). Its ordinary methods now run on call threads, also when they call each
+    other, a property and a class method included."""
+    code = (
+        "class Base:\n"
+        "    def __init__(self, request):\n        self.request = request\n"
+        "def task_func():\n"
+        "    class Handler(Base):\n"
+        "        count = 0\n"
+        "        def do_post(self, body):\n"
+        "            self.count += 1\n"
+        "            self.send(*self._answer(body))\n"
+        "        def _answer(self, body):\n"
+        "            return (200, 'ok') if 'data' in body else (400, 'no data')\n"
+        "        @property\n"
+        "        def reply_count(self):\n            return self.count\n"
+        "        @classmethod\n"
+        "        def kind(cls):\n            return 'json'\n"
+        "    return Handler\n"
+    )
+    problem = bcb_problem(RETURNED_CLASS_TEST)
+    (res,) = run_many([(code, problem)], SETTINGS, None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+#: Tests that name a class of the candidate's and call its methods themselves.
+NAMED_CLASS_TEST = """
+import unittest
+class TestCases(unittest.TestCase):
+    def test_account(self):
+        secret = 7
+        account = Account(3)
+        self.assertEqual(account.doubled(), secret - 1)
+"""
+
+
+def test_a_named_classs_methods_cannot_reach_the_tests_frames() -> None:
+    """A class the tests name is theirs to construct; its ordinary methods run on call threads,
+    so one that walks up to the test's frame to read its locals finds no such frame (it ran on
+    the test's own thread before, where the audit hook trusts the thread)."""
+    reach = ("import sys\n"
+             "class Account:\n"
+             "    def __init__(self, n):\n        self.n = n\n"
+             "    def doubled(self):\n"
+             "        frame = sys._getframe(1)\n"
+             "        return frame.f_locals['secret'] - 1\n")
+    honest = ("class Account:\n"
+              "    def __init__(self, n):\n        self.n = n\n"
+              "    def doubled(self):\n        return self.n * 2\n")
+    bad, good = run_many([(reach, bcb_problem(NAMED_CLASS_TEST)),
+                          (honest, bcb_problem(NAMED_CLASS_TEST))], UNSCREENED, None, workers=2)
+    assert (bad.status, bad.tamper) == ("failed", ())
+    assert "KeyError: secret" in bad.message
+    assert (good.status, good.tamper) == ("passed", ())
+
+
+#: Tests in the shapes of BigCodeBench/190 (the tests open the connection the candidate uses),
+#: 388 (a mock's side effect, the tests' lambda, makes a DataFrame, and pandas reads the stack
+#: under it), 1085 (a name the test source imports, used by the candidate) and 760 (the tests'
+#: ``import datetime`` over the prompt's ``from datetime import datetime``).
+SHARED_STATE_TEST = """
+import unittest
+import sqlite3
+from unittest.mock import patch
+from string import punctuation
+import datetime
+import pandas as pd
+class TestCases(unittest.TestCase):
+    def setUp(self):
+        self.conn = sqlite3.connect(':memory:')
+        self.conn.execute('CREATE TABLE t (x INTEGER)')
+    @patch('sqlite3.connect')
+    def test_connection_of_the_tests(self, connect):
+        connect.return_value = self.conn
+        self.assertEqual(task_func('rows'), 2)
+    @patch('pandas.read_csv')
+    def test_a_side_effect_of_the_tests(self, read_csv):
+        read_csv.side_effect = lambda path: pd.DataFrame({'a': [1, 2, 3]})
+        self.assertEqual(task_func('frame'), 6)
+    def test_names_the_tests_import(self):
+        self.assertEqual(task_func('names'), ('!', 2001))
+"""
+
+
+def test_state_the_tests_share_with_the_candidate_works_as_in_plain_python() -> None:
+    """A connection the tests open is used by the candidate on its call thread, and one it
+    opens in one call in the next (``sqlite3.connect`` defaults to ``check_same_thread=False``
+    in the sandbox); pandas reading the stack under the tests' own callback is not a reach
+    for the tests' frames; the test source's imports (a string constant, a module over a
+    class of the same name) reach the candidate's functions, as upstream."""
+    code = (
+        "import sqlite3\nimport pandas as pd\nfrom datetime import datetime\n"
+        "def task_func(what):\n"
+        "    if what == 'rows':\n"
+        "        conn = sqlite3.connect('db')\n"
+        "        conn.executemany('INSERT INTO t VALUES (?)', [(1,), (2,)])\n"
+        "        return conn.execute('SELECT COUNT(*) FROM t').fetchone()[0]\n"
+        "    if what == 'frame':\n"
+        "        return int(pd.read_csv('x.csv')['a'].sum())\n"
+        "    return punctuation[0], datetime.date(2001, 1, 1).year\n"
+    )
+    (res,) = run_many([(code, bcb_problem(SHARED_STATE_TEST))], SETTINGS, None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+#: Tests that call a view the candidate registered in the library object it returns, as a
+#: Flask test client calls ``app.view_functions[...]`` (BigCodeBench/80, 83).
+HELD_VIEW_TEST = """
+import unittest
+class TestCases(unittest.TestCase):
+    def test_view(self):
+        app = task_func()
+        self.assertEqual(app.views['index'](3), 'page 3')
+        self.assertEqual(app.name, 'demo')
+"""
+
+
+def test_a_view_the_candidate_registers_in_a_returned_library_object_runs_for_the_tests() -> None:
+    """The candidate's functions a returned library object holds for later (Flask's
+    ``view_functions``) get proxies in place, so the library's later call of one runs it on a
+    call thread instead of the test's (reported as tampering before)."""
+    code = ("import types\n"
+            "def task_func():\n"
+            "    def index(n):\n        return f'page {n}'\n"
+            "    return types.SimpleNamespace(name='demo', views={'index': index})\n")
+    (res,) = run_many([(code, bcb_problem(HELD_VIEW_TEST))], SETTINGS, None)
+    assert (res.status, res.tamper, res.message) == ("passed", (), "")
+
+
+def test_the_sandboxs_sqlite_connect_is_not_the_candidates_to_change() -> None:
+    """``sqlite3.connect``'s stand-in keeps the real one in defaults the audit hook guards:
+    reading them to swap the connection the tests get is tampering."""
+    code = ("import sqlite3\n"
+            "def task_func(what):\n"
+            "    sqlite3.connect.__kwdefaults__['_connect'] = lambda *a, **k: None\n"
+            "    return 2\n")
+    (res,) = run_many([(code, bcb_problem(SHARED_STATE_TEST))], UNSCREENED, None)
+    assert res.status == "tampered"
+    assert "read __kwdefaults__ of connect" in res.message

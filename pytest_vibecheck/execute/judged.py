@@ -223,6 +223,23 @@ def _bound_names(tree: ast.Module) -> set[str]:
     return out
 
 
+def import_bindings(test_code: str) -> tuple[str, ...]:
+    """The names the test source's top-level ``import`` statements bind, in order, each once
+    (``import os.path`` binds ``os``; ``from string import punctuation``, ``punctuation``).
+    Empty when the source does not parse."""
+    try:
+        tree = ast.parse(test_code)
+    except (SyntaxError, ValueError):
+        return ()
+    out: dict[str, None] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    out.setdefault((alias.asname or alias.name).split(".")[0], None)
+    return tuple(out)
+
+
 def free_names(test_code: str) -> tuple[str, ...]:
     """Global names the test source reads that it does not bind at its top level and that are
     not built-ins, sorted: what it expects from the program under test (``candidate`` is a

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pytest_vibecheck.errors import VibecheckError
 
 #: Bump whenever a change to the sandbox can change a verdict (part of the result-cache key).
-SANDBOX_VERSION = 6
+SANDBOX_VERSION = 7
 
 NetworkState = Literal["blocked", "open"]
 WriteGuard = Literal["prevented", "detected", "none"]

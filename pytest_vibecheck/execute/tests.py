@@ -36,7 +36,13 @@ from pytest_vibecheck.execute._child.compare import GRADINGS
 from pytest_vibecheck.execute.cache import ExecCache, cache_key
 from pytest_vibecheck.execute.calibrate import Calibration, Calibrator, ExpectedTime, is_sleeper
 from pytest_vibecheck.execute.expected import attribute_chains, expected_tests, trusted_bindings
-from pytest_vibecheck.execute.judged import JUDGED_KINDS, BadTestData, free_names, run_judged
+from pytest_vibecheck.execute.judged import (
+    JUDGED_KINDS,
+    BadTestData,
+    free_names,
+    import_bindings,
+    run_judged,
+)
 from pytest_vibecheck.execute.sandbox import (
     SANDBOX_VERSION,
     SandboxResult,
@@ -479,7 +485,7 @@ def _run_once(
         "entry_point": problem.test.entry_point or problem.entry_point or "task_func",
         "time_limit_s": limit,
         "free_names": list(free_names(test_code)),
-        "candidate_free_names": list(free_names(code)),
+        "test_imports": list(import_bindings(test_code)),
         "chains": [list(c) for c in attribute_chains(test_code)],
         "trusted": list(trusted_bindings(problem.canonical_solution or "")),
     }

@@ -179,10 +179,15 @@ def freeze_framework() -> None:
 # ------------------------------------------------------------------------------ the policy
 
 
-def _chain_protected(frame: Any) -> bool:
+#: The harness's files alone (:data:`PROTECTED_FILES` without the tests').
+HARNESS_FILES = PROTECTED_FILES - {TEST_FILE}
+
+
+def _chain_protected(frame: Any, files: frozenset[str] = PROTECTED_FILES) -> bool:
+    """True when ``frame`` or a frame it leads to (``f_back``) runs code of ``files``."""
     n = 0
     while frame is not None and n < 2000:
-        if frame.f_code.co_filename in PROTECTED_FILES:
+        if frame.f_code.co_filename in files:
             return True
         frame = frame.f_back
         n += 1
@@ -275,7 +280,12 @@ class Policy:
                 return f"called {event} on frames"
             return None
         if event == "sys._getframe":
-            return "reached the tests' frames (sys._getframe)" if _chain_protected(args[0]) else None
+            # a frame of the thread asking, which is never a test thread here: the tests' code
+            # on its stack is a callback the candidate called (a mock's ``side_effect``), whose
+            # frame holds what a handed function does (BigCodeBench/388: pandas reads the
+            # stack under the tests' lambda); a frame of the harness's is refused
+            return ("reached the harness's frames (sys._getframe)"
+                    if _chain_protected(args[0], HARNESS_FILES) else None)
         if event == "object.__getattr__":
             target, name = args[0], args[1]
             if name in _FRAME_ATTRS:

@@ -25,6 +25,7 @@ import _queue
 import _thread
 import builtins
 import collections
+import contextvars
 import functools
 import itertools
 import operator
@@ -46,6 +47,8 @@ _FunctionType, _GeneratorType = types.FunctionType, types.GeneratorType
 _MethodType = types.MethodType
 _settrace = sys.settrace
 _islice = itertools.islice
+_copy_context = contextvars.copy_context
+_get_ident = _thread.get_ident
 #: The file name the test source is compiled under (``audit.TEST_FILE``).
 TEST_FILE = "tests.py"
 
@@ -104,6 +107,10 @@ class Calls:
         #: frame there
         self.kept: list[Any] = []
         self.tracer: Any = None
+        #: the ids of the harness's and the tests' threads (``harness.py``'s ``trusted``)
+        self.trusted: set[int] = set()
+        #: the candidate's classes whose methods run on call threads (:func:`wrap_class`)
+        self.wrapped: list[type] = []
         #: id -> function of the test source handed to the candidate (:meth:`note_handed`)
         self.handed: dict[int, Any] = {}
         #: the classes of the test source (``harness._test_classes``), in the hot snapshots
@@ -128,7 +135,9 @@ class Calls:
         before = self.snapshot.take_hot(self.test_namespace, self.test_classes)
         _settrace(self.tracer)
         threads = _count()
-        got = self._thread(fn, args, kwargs, self.deadline)
+        # in a copy of the test's context, as a call in plain Python sees it (a Flask request,
+        # decimal's context: the same objects, so a change to one is seen by the tests)
+        got = self._thread(_copy_context().run, (fn, *args), kwargs, self.deadline)
         if got is None:
             self.timed_out = True
             raise CallTimeout("time limit exceeded")
@@ -146,6 +155,14 @@ class Calls:
         if why is not None:
             self.alarm(why)
         return wrap(value, self)
+
+    def run_method(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """:meth:`run` for a method of the candidate's class (:func:`wrap_class`) called on a
+        thread of the harness or the tests; called anywhere else (the candidate's own code
+        calling it), ``fn`` runs there, as it did before it had a proxy."""
+        if _get_ident() not in self.trusted:
+            return fn(*args, **kwargs)
+        return self.run(fn, args, kwargs)
 
     def note_handed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Record the test source's functions among the arguments of a call (directly, as a
@@ -236,6 +253,8 @@ PROXY_FILE = "<vibecheck-proxy>"
 _PROXY_SOURCE = (
     "def proxy(*args, _vibecheck=None, **kwargs):\n"
     "    return _vibecheck[0].run(_vibecheck[1], args, kwargs)\n"
+    "def method(*args, _vibecheck=None, **kwargs):\n"
+    "    return _vibecheck[0].run_method(_vibecheck[1], args, kwargs)\n"
     "def remote(it, _vibecheck=None):\n"
     "    while True:\n"
     "        try:\n"
@@ -248,20 +267,48 @@ _proxy_code = compile(_PROXY_SOURCE, PROXY_FILE, "exec")
 _proxy_ns: dict[str, Any] = {"__builtins__": dict(builtins.__dict__), "__name__": "__test__"}
 exec(_proxy_code, _proxy_ns)
 _PROXY_CODE = _proxy_ns["proxy"].__code__
+_METHOD_CODE = _proxy_ns["method"].__code__
 _REMOTE_CODE = _proxy_ns["remote"].__code__
 _proxy_ns.clear()
 
 
-def make_proxy(calls: Calls, name: str, fn: Any) -> Any:
+def make_proxy(calls: Calls, name: str, fn: Any, method: bool = False) -> Any:
     """A function standing for the candidate's ``fn`` (a function, or the name of one in its
-    module): every call runs through :meth:`Calls.run`. Its globals hold nothing but built-ins; its state is in its keyword-only
-    defaults."""
+    module): every call runs through :meth:`Calls.run` (``method``: :meth:`Calls.run_method`).
+    Its globals hold nothing but built-ins; its state is in its keyword-only defaults."""
     scope = {"__builtins__": dict(builtins.__dict__), "__name__": "__test__"}
-    proxy: Any = _FunctionType(_PROXY_CODE, scope, name)
+    proxy: Any = _FunctionType(_METHOD_CODE if method else _PROXY_CODE, scope, name)
     proxy.__kwdefaults__ = {"_vibecheck": (calls, fn)}
     proxy.__qualname__ = name
     proxy.__module__ = "__test__"
     return proxy
+
+
+_CONNECT_SOURCE = (
+    "def connect(*args, _connect=None, **kwargs):\n"
+    "    if len(args) < 5:\n"
+    "        kwargs.setdefault('check_same_thread', False)\n"
+    "    return _connect(*args, **kwargs)\n"
+)
+
+
+def share_sqlite_connections() -> None:
+    """Make ``sqlite3.connect`` default to ``check_same_thread=False`` (an explicit value is
+    kept): in plain Python the tests and the candidate share one thread, so a connection the
+    tests open and the candidate uses (BigCodeBench/190, 1131), or one the candidate opens in
+    one call and uses in the next, works; here each call has a thread of its own. Compiled
+    apart (the proxies' file, which the audit hook protects), its state in its defaults;
+    installed before the snapshots, so a change to it is the candidate's."""
+    import sqlite3
+    import sqlite3.dbapi2
+
+    original = sqlite3.dbapi2.connect
+    scope: dict[str, Any] = {"__builtins__": dict(builtins.__dict__), "__name__": "sqlite3"}
+    exec(compile(_CONNECT_SOURCE, PROXY_FILE, "exec"), scope)
+    connect: Any = scope.pop("connect")
+    connect.__kwdefaults__ = {"_connect": original}
+    connect.__doc__, connect.__module__, connect.__wrapped__ = original.__doc__, "sqlite3", original
+    sqlite3.connect = sqlite3.dbapi2.connect = connect
 
 
 def remote_iterator(calls: Calls, it: Any) -> Any:
@@ -282,10 +329,16 @@ def _candidate_code(fn: Any, namespace: dict[str, Any]) -> bool:
 
 def wrap(value: Any, calls: Calls) -> Any:
     """``value`` with a generator or a function of the candidate's it is (or holds, one level
-    down in a tuple or list) replaced by one that runs on call threads."""
+    down in a tuple or list) replaced by one that runs on call threads; a class of the
+    candidate's gets :func:`wrap_class`."""
     t = type(value)
     if t is _GeneratorType and value.gi_code.co_filename == "candidate.py":
         return remote_iterator(calls, value)
+    if issubclass(t, type) and _candidate_class(value, calls.namespace):
+        wrap_class(value, calls)
+        return value
+    if t not in _PLAIN and not issubclass(t, type):
+        wrap_held(value, calls)
     if t in (_FunctionType, _MethodType) and _candidate_code(
         getattr(value, "__func__", value), calls.namespace
     ):
@@ -300,7 +353,108 @@ def _wrappable(value: Any, calls: Calls) -> bool:
     return (t is _GeneratorType and value.gi_code.co_filename == "candidate.py") or (
         t in (_FunctionType, _MethodType)
         and _candidate_code(getattr(value, "__func__", value), calls.namespace)
-    )
+    ) or (issubclass(t, type) and _candidate_class(value, calls.namespace))
+
+
+def wrap_held(value: Any, calls: Calls) -> None:
+    """Give proxies, in place, to the candidate's functions and classes that a returned object
+    of a library holds for the library to call later (Flask's ``app.view_functions``: the
+    view the tests' test client requests, BigCodeBench/80 and 83; a Flask-RESTful resource
+    class behind its view's ``view_class``, 81), so that the library runs them on call
+    threads. Looks at the object's own attributes and one dict level below them (200 items at
+    most each); a library function found there is looked at for a ``view_class`` of the
+    candidate's."""
+    if type.__dict__["__module__"].__get__(type(value)) == "__test__" or made_by_candidate(
+            value, calls.namespace):
+        return  # an object of the candidate's own
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except (AttributeError, TypeError):
+        return
+    if type(own) is not dict:
+        return
+    ns = calls.namespace
+    for key, held in list(own.items())[:200]:
+        if type(held) is _FunctionType and _candidate_code(held, ns):
+            own[key] = make_proxy(calls, str(getattr(held, "__name__", key)), held)
+        elif type(held) is dict:
+            for name, item in list(held.items())[:200]:
+                if type(item) is not _FunctionType:
+                    continue
+                if _candidate_code(item, ns):
+                    held[name] = make_proxy(calls, str(getattr(item, "__name__", name)), item)
+                    continue
+                view_class = (item.__dict__ or {}).get("view_class")
+                if isinstance(view_class, type) and _candidate_class(view_class, ns):
+                    wrap_class(view_class, calls)
+
+
+def _candidate_class(cls: Any, namespace: dict[str, Any]) -> bool:
+    """True for a class the candidate defined (its module, and a function of its own)."""
+    if type.__dict__["__module__"].__get__(cls) != "__test__" or (
+            type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE):
+        return False
+    for member in list(type.__dict__["__dict__"].__get__(cls).values()):
+        fn = member.__func__ if type(member) in (classmethod, staticmethod) else member
+        if type(fn) is _FunctionType and _candidate_code(fn, namespace):
+            return True
+    return False
+
+
+def wrap_class(cls: type, calls: Calls) -> None:
+    """Give the methods of ``cls`` and of the candidate's classes among its bases (functions,
+    class and static methods, properties of the candidate's code; ``__init__``, ``__call__``
+    and ``__enter__`` among the special methods) proxies that run them on call threads, in
+    place (the class keeps its identity: ``issubclass`` and ``isinstance`` hold). The tests
+    call such methods themselves (``handler = task_func(); handler(...).do_POST()``:
+    BigCodeBench/273, 274), which ran the candidate's code on their thread. The special
+    methods of :data:`STEERING` (comparisons, truth, length, iteration, ``str``) and of
+    :data:`_UNPROXIED` stay as they are: those the tests reach through their checks must not
+    run anywhere unwatched, so the tracer still reports them on a test thread. The
+    candidate's own calls of the methods go to them directly (:meth:`Calls.run_method`)."""
+    for klass in type.__dict__["__mro__"].__get__(cls):
+        if not _candidate_class(klass, calls.namespace) or any(k is klass for k in calls.wrapped):
+            continue
+        calls.wrapped.append(klass)
+        for name, member in list(type.__dict__["__dict__"].__get__(klass).items()):
+            if type(name) is not str or name in STEERING or name in _UNPROXIED:
+                continue
+            new = _proxied(member, name, calls)
+            if new is not None:
+                type.__setattr__(klass, name, new)
+
+
+#: Special methods :func:`wrap_class` leaves as they are besides :data:`STEERING`: those the
+#: interpreter calls as part of making a class, an object or an attribute look-up, and the
+#: finalizer (the tracer reports it wherever it runs).
+_UNPROXIED = frozenset({
+    "__new__", "__del__", "__init_subclass__", "__set_name__", "__class_getitem__",
+    "__mro_entries__", "__prepare__", "__setattr__", "__delattr__", "__get__", "__set__",
+    "__delete__", "__dir__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+    "__copy__", "__deepcopy__", "__format__", "__sizeof__", "__subclasshook__",
+})
+
+
+def _proxied(member: Any, name: str, calls: Calls) -> Any:
+    """``member`` (a method of a class of the candidate's) with its function(s) of the
+    candidate's code behind proxies, or None when it has none."""
+    t = type(member)
+    ns = calls.namespace
+    if t is _FunctionType:
+        return make_proxy(calls, name, member, True) if _candidate_code(member, ns) else None
+    if t in (classmethod, staticmethod):
+        fn = member.__func__
+        if type(fn) is _FunctionType and _candidate_code(fn, ns):
+            return t(make_proxy(calls, name, fn, True))
+        return None
+    if t is property:
+        parts = [member.fget, member.fset, member.fdel]
+        if not any(type(f) is _FunctionType and _candidate_code(f, ns) for f in parts):
+            return None
+        fget, fset, fdel = (make_proxy(calls, name, f, True) if type(f) is _FunctionType
+                            and _candidate_code(f, ns) else f for f in parts)
+        return property(fget, fset, fdel, member.__doc__)
+    return None
 
 
 #: Special methods through which a value steers a comparison or a check of the tests.
@@ -526,6 +680,9 @@ def made_by_candidate(value: Any, namespace: dict[str, Any], depth: int = 0) -> 
         return False
     t = type(value)
     if t is _FunctionType:
+        if value.__code__ in (_PROXY_CODE, _METHOD_CODE):  # a proxy of the candidate's
+            held = (value.__kwdefaults__ or {}).get("_vibecheck")
+            return type(held) is tuple and made_by_candidate(held[1], namespace, depth + 1)
         return _candidate_code(value, namespace)
     if t is _MethodType or t in (classmethod, staticmethod):
         return made_by_candidate(getattr(value, "__func__", None), namespace, depth + 1)

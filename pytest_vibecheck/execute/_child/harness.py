@@ -282,6 +282,7 @@ class _Run:
         for name in payload.get("preimport") or ():
             with contextlib.suppress(BaseException):
                 __import__("importlib").import_module(name)
+        calls.share_sqlite_connections()
         builtins.exit = None  # type: ignore[assignment]
         builtins.quit = None  # type: ignore[assignment]
         module = types.ModuleType("__test__")
@@ -289,7 +290,7 @@ class _Run:
         cand.update({"__builtins__": builtins, "__file__": "candidate.py", "__package__": None,
                      "__doc__": None, "sys": sys, "os": os, "environ": os.environ})
         sys.modules["__test__"] = module
-        bare = [str(n) for n in payload.get("candidate_free_names") or ()]
+        imported = [str(n) for n in payload.get("test_imports") or ()]
         # the built-ins are the interpreter's own, as in plain Python: the tests' own patches
         # of them (``patch('builtins.open', ...)``, then ``open.side_effect = ...``) reach their
         # look-ups; the hot snapshots keep ``builtins`` around the import and every call
@@ -313,6 +314,7 @@ class _Run:
         policy = audit.Policy(self.alarm, cand, trusted)
         run = calls.Calls(self.alarm, cand, snapshot, tests)
         policy.handed = run.handed
+        run.trusted = trusted
         run.deadline = self.deadline
         tests[entry] = calls.make_proxy(run, entry, entry)
         tracer = calls.make_tracer(self.alarm, cand, allowed)
@@ -366,13 +368,15 @@ class _Run:
             record["import"] = [outcome, message, missing]
             return
         record["import"] = ["pass", "", ""]
-        for name in bare:
+        for name in imported:
             # as upstream, which runs the candidate's source and then the tests' in one module:
             # once the candidate's module code has run, the tests' imports land in its
-            # namespace (rebinding a name it bound), so its functions may use a module only the
-            # test source imports; its module code ran without them (never anything else of
-            # the tests')
-            if isinstance(tests.get(name), types.ModuleType):
+            # namespace (rebinding a name it bound), so its functions may use a module or a
+            # name only the test source imports (``from string import punctuation``:
+            # BigCodeBench/1085; ``import datetime`` over the prompt's ``from datetime import
+            # datetime``: 760); its module code ran without them, and nothing else of the
+            # tests' lands there
+            if name in tests:
                 cand[name] = tests[name]
         self._bind(tests, cand, from_candidate, run, allowed)
         problem = _class_tests(cls, self.names, codes)
@@ -410,6 +414,9 @@ class _Run:
                     continue
                 tests[name] = value
             elif isinstance(value, type):
+                # its ordinary methods run on call threads; its special methods (the tests'
+                # comparisons, ``str``) still run on the tests' threads, allowed there
+                calls.wrap_class(value, run)
                 for klass in type.__dict__["__mro__"].__get__(value):
                     for member in type.__dict__["__dict__"].__get__(klass).values():
                         fn = getattr(member, "__func__", member)
