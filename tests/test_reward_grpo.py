@@ -1,7 +1,8 @@
 """A real TRL ``GRPOTrainer`` step with the vibecheck reward (``scripts/grpo_step.py``).
 
-Runs only where TRL, torch and transformers are installed (not in the dev extra: torch is too
-heavy for CI); its output on a 2-core machine is in docs/reward.md.
+Runs only where TRL, torch and transformers are installed: not in the dev extra (torch is too
+heavy for it), but in ``.ci/run``'s second environment, ``.venv-verl`` (CPU torch, TRL and
+verl's reward path); its output on a 2-core machine is in docs/reward.md.
 """
 
 from __future__ import annotations
