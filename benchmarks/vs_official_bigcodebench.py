@@ -30,9 +30,11 @@ Usage: ``python benchmarks/vs_official_bigcodebench.py --official DIR [--every 6
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -81,11 +83,22 @@ def _official(items: list[list[str]], python: str, path: Path, workers: int) -> 
         (Path(tmp) / "items.json").write_text(json.dumps(items), encoding="utf-8")
         (Path(tmp) / "driver.py").write_text(OFFICIAL_DRIVER, encoding="utf-8")
         env = {**os.environ, "PYTHONPATH": str(path)}
-        proc = subprocess.run([python, "driver.py", "items.json", str(workers)], cwd=tmp, env=env,
-                              capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"the official evaluator failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
-    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+        # output to files, not pipes, in a session of its own: the official evaluator runs the
+        # samples unsandboxed, and a process one of them leaves behind (a fork that outlives
+        # its test) would hold a pipe open and block the wait forever; what is left of the
+        # session once the driver ends is killed
+        out_path, err_path = Path(tmp) / "out.json", Path(tmp) / "err.txt"
+        with out_path.open("w") as out_fh, err_path.open("w") as err_fh:
+            proc = subprocess.Popen([python, "driver.py", "items.json", str(workers)], cwd=tmp,
+                                    env=env, stdout=out_fh, stderr=err_fh, start_new_session=True)
+            returncode = proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        stdout = out_path.read_text(encoding="utf-8", errors="replace")
+        stderr = err_path.read_text(encoding="utf-8", errors="replace")
+    if returncode != 0 or not stdout.strip():
+        raise SystemExit(f"the official evaluator failed (exit {returncode}):\n{stderr[-2000:]}")
+    out: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     return out
 
 
