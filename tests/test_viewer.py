@@ -129,13 +129,27 @@ def test_without_replies_falls_back_to_the_cache(tmp_path: Path, capsys: pytest.
 
 
 def test_published_report_without_replies_still_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A report written before the reply fields existed (docs/results/, schema version 1)."""
-    assert main(["view", str(PUBLISHED), "--out", str(tmp_path / "site"), "--no-browser", "--bootstrap", "0",
+    """A report written before the reply fields existed (schema version 1; the published
+    report with its replies and code taken out) still loads, with a note; the published report
+    itself shows every reply."""
+    old = json.loads(PUBLISHED.read_text(encoding="utf-8"))
+    for item in old["items"]:
+        for turn in item["turns"]:
+            turn.pop("reply", None)
+            turn.pop("code", None)
+    stripped = tmp_path / "old.json"
+    stripped.write_text(json.dumps(old), encoding="utf-8")
+    assert main(["view", str(stripped), "--out", str(tmp_path / "site"), "--no-browser", "--bootstrap", "0",
                  "--cache", str(tmp_path / "absent.sqlite")]) == 0  # fmt: skip
     out = capsys.readouterr().out
     data = page_blob((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
     assert len(data["items"]) == 210 and "reply" not in data["items"][0]["turns"][0]
     assert "480 turns of these reports hold no reply; 0 were read from" in out
+    assert main(["view", str(PUBLISHED), "--out", str(tmp_path / "pub"), "--no-browser", "--bootstrap", "0",
+                 "--cache", str(tmp_path / "absent.sqlite")]) == 0  # fmt: skip
+    assert "hold no reply" not in capsys.readouterr().out
+    data = page_blob((tmp_path / "pub" / "index.html").read_text(encoding="utf-8"))
+    assert all("reply" in t for it in data["items"] for t in it["turns"])
 
 
 def test_view_item_unknown_is_one_line(with_replies: tuple[Path, VibeReport], capsys: pytest.CaptureFixture[str]) -> None:
