@@ -208,6 +208,12 @@ def _cut(text: str, limit: int = 300) -> str:
 # ------------------------------------------------------------------------------ humaneval
 
 
+def _import_names(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The names an ``import`` statement binds (``import os.path``: ``os``; a star import
+    binds nothing it names)."""
+    return [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+
+
 def _bound_names(tree: ast.Module) -> set[str]:
     """Names a module binds at its top level (assignments, imports, functions, classes)."""
     out: set[str] = set()
@@ -215,7 +221,7 @@ def _bound_names(tree: ast.Module) -> set[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            out.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+            out.update(_import_names(node))
         else:
             for sub in ast.walk(node):
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
@@ -234,9 +240,7 @@ def import_bindings(test_code: str) -> tuple[str, ...]:
     out: dict[str, None] = {}
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name != "*":
-                    out.setdefault((alias.asname or alias.name).split(".")[0], None)
+            out.update(dict.fromkeys(_import_names(node)))
     return tuple(out)
 
 
