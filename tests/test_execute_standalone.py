@@ -77,3 +77,16 @@ def test_the_sandbox_runs_every_test_kind_without_the_suites_layer() -> None:
         "fn-right": "passed", "fn-wrong": "failed",
     }
     assert got["suites_loaded"] is False
+
+
+def test_the_test_sources_own_warnings_are_not_the_users(recwarn: pytest.WarningsRecorder) -> None:
+    """Reading a test source for the names it binds and expects raises none of the warnings
+    its text does (BigCodeBench/19's ``'\\#'``: a cold quick-start run printed 3
+    ``DeprecationWarning: invalid escape sequence`` lines), and the look-ups still work."""
+    from pytest_vibecheck.execute.judged import free_names, import_bindings
+
+    source = "import os.path\nfrom string import punctuation as p\nPATTERN = '\\#x'\n" \
+             "def check(candidate):\n    assert candidate(PATTERN) == helper(p)\n"
+    assert import_bindings(source) == ("os", "p")
+    assert free_names(source) == ("helper",)
+    assert [str(w.message) for w in recwarn] == []

@@ -20,8 +20,10 @@ import ast
 import builtins
 import contextlib
 import dataclasses
+import functools
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -229,13 +231,26 @@ def _bound_names(tree: ast.Module) -> set[str]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(test_code: str) -> ast.Module | None:
+    """``test_code`` parsed once for the look-ups below (the evaluator asks several of each
+    task's test source), or None when it does not parse. The warnings the test source's own
+    text raises (BigCodeBench/19's invalid escape ``'\\#'``) are the benchmark's, not the
+    user's run's: not shown."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(test_code)
+        except (SyntaxError, ValueError):
+            return None
+
+
 def import_bindings(test_code: str) -> tuple[str, ...]:
     """The names the test source's top-level ``import`` statements bind, in order, each once
     (``import os.path`` binds ``os``; ``from string import punctuation``, ``punctuation``).
     Empty when the source does not parse."""
-    try:
-        tree = ast.parse(test_code)
-    except (SyntaxError, ValueError):
+    tree = _parsed(test_code)
+    if tree is None:
         return ()
     out: dict[str, None] = {}
     for node in tree.body:
@@ -250,11 +265,15 @@ def free_names(test_code: str) -> tuple[str, ...]:
     parameter of ``check``, so it is never one). Empty when the source does not parse."""
     import symtable
 
-    try:
-        tree = ast.parse(test_code)
-        table = symtable.symtable(test_code, "tests.py", "exec")
-    except (SyntaxError, ValueError):
+    tree = _parsed(test_code)
+    if tree is None:
         return ()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            table = symtable.symtable(test_code, "tests.py", "exec")
+        except (SyntaxError, ValueError):
+            return ()
     bound = _bound_names(tree)
     wanted: set[str] = set()
     stack = [table]
