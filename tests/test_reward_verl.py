@@ -162,8 +162,10 @@ def _config(tokenizer_dir: Path, shim: Path, name: str, manager: str, *, loop: b
 
 ROWS = [(GOOD, PROBLEM), (UNTYPED, PROBLEM), (WRONG, PROBLEM), (GOOD, MISSING_LIB),
         (GOOD, PROBLEM), ("no code here", PROBLEM)]
-#: alpha 0.4: all met and passing 1.0; doc_1 failed 0.8; failing tests 0.4; infra 0.0; no code 0.
-WANT = [1.0, 0.8, 0.4, 0.0, 1.0, 0.0]
+#: the default composite, gated, at alpha 0.4 (docs/reward.md): all met and passing 1.0; doc_1
+#: failed 0.8; failing tests 0.0 (no instruction credit without passing tests; the blend paid
+#: 0.4); infra 0.0; no code 0.
+WANT = [1.0, 0.8, 0.0, 0.0, 1.0, 0.0]
 WANT_INFRA = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
 
 
@@ -237,7 +239,8 @@ def test_legacy_batch_and_naive_managers(tokenizer_dir: Path, shim: Path) -> Non
 
 def test_exported_rows_score_through_the_reward_loop(tokenizer_dir: Path, shim: Path) -> None:
     """Real BigVibeBench rows as ``export-dataset`` writes their ground truth; the reference
-    solutions pass their tests, and a stub fails."""
+    solutions pass their tests, and a stub whose body is ``pass`` is a reply without code
+    (``no_code``: nothing to run, verify/substance.py), not a failed run."""
     suite = load_suite("bigvibebench")
     probs = [suite.get("BigCodeBench/4"), suite.get("BigCodeBench/5")]  # standard library only
     rows: list[tuple[str, str]] = []
@@ -253,7 +256,7 @@ def test_exported_rows_score_through_the_reward_loop(tokenizer_dir: Path, shim: 
         return out
 
     outputs = asyncio.run(run())
-    assert [o["reward_extra_info"]["exec_status"] for o in outputs] == ["passed", "failed"] * 2
+    assert [o["reward_extra_info"]["exec_status"] for o in outputs] == ["passed", "no_code"] * 2
     direct = compute_score_batch(["vibecheck/bigvibebench"] * 4, [t for t, _g in rows],
                                  [g for _t, g in rows], **OPTIONS)
     assert [o["reward_score"] for o in outputs] == pytest.approx([d["score"] for d in direct])
