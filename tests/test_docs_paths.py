@@ -99,6 +99,29 @@ def test_every_named_file_exists(source: str) -> None:
     assert missing == []
 
 
+_GLOB = re.compile(
+    r"``?((?:docs|pytest_vibecheck|tests|benchmarks|scripts|instructions|problems|replays|\.ci|"
+    r"\.github|" + "|".join(map(re.escape, _SUBPACKAGES)) + r")/[\w./-]*\*[\w./*-]*)``?"
+)
+
+
+def _glob_matches(pattern: str) -> bool:
+    """Whether ``pattern`` names at least one file, from the root or from a folder of the
+    package (as the subpackage-relative paths are written)."""
+    bases = [ROOT, PACKAGE, *(d for d in PACKAGE.rglob("*") if d.is_dir())]
+    return any(next(iter(base.glob(pattern)), None) is not None for base in bases)
+
+
+def test_every_named_glob_matches_a_file() -> None:
+    """A glob in the docs (``instructions/*.toml``) names files that exist: docs/architecture.md
+    once pointed new test kinds to ``execute/_child/run_*.py``, which had been merged away."""
+    globs = sorted({(src.relative_to(ROOT).as_posix(), m.group(1)) for src in SOURCES
+                    for m in _GLOB.finditer(src.read_text(encoding="utf-8"))})
+    assert ("docs/architecture.md", "cli/*_cmd.py") in globs
+    assert ("docs/ci.md", ".github/workflows/*.yml") in globs
+    assert [g for g in globs if not _glob_matches(g[1])] == []
+
+
 @pytest.mark.parametrize("source", ["docs/reward.md", "pytest_vibecheck/reward/dataset.py"])
 def test_the_single_turn_sentence_is_quoted_as_sent(source: str) -> None:
     from pytest_vibecheck.generate.protocols import SINGLE_TURN_HEADER, SINGLE_TURN_ONE
