@@ -5,7 +5,9 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -127,3 +129,33 @@ def run_reference(
         for d in data
     ]
     return (not found), sorted(found), ""
+
+
+#: Set in a benchmark's own run inside the loopback-only network namespace.
+NETNS_FLAG = "VIBECHECK_RAY_NETNS"
+
+
+def in_loopback_namespace(script: str) -> None:
+    """Make sure the calling benchmark runs in a network namespace that has only loopback
+    (``unshare -n`` as root, else ``unshare -rn``; ``ip link set lo up``;
+    ``RAY_AUTH_MODE=disabled``, Ray's usage stats off), so nothing Ray starts reaches beyond
+    this machine (its probe of 8.8.8.8:53 finds no route). Outside it, runs the script again
+    there and exits with its status; inside, returns. As root the host's user ids are kept:
+    inside ``unshare -r`` only one uid is mapped and the sandbox cannot give a run its own.
+    ``script``: the benchmark's file name, for the message when ``unshare`` or ``ip`` is
+    missing."""
+    if os.environ.get(NETNS_FLAG) == "1":
+        return
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        sys.exit(f"{script}: needs unshare and ip (util-linux, iproute2) for a loopback-only "
+                 "network namespace")
+    env = dict(os.environ, **{NETNS_FLAG: "1", "RAY_AUTH_MODE": "disabled",
+                              "RAY_USAGE_STATS_ENABLED": "0"})
+    command = " ".join(["ip link set lo up &&", "exec", sys.executable, *map(_quote, sys.argv)])
+    flags = "-n" if os.geteuid() == 0 else "-rn"
+    done = subprocess.run(["unshare", flags, "sh", "-c", command], env=env, check=False)
+    sys.exit(done.returncode)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"

@@ -6,7 +6,9 @@ Workload: ``--runs`` distinct trivial HumanEval-style candidates (each passes; n
 10 s limit), run with ``run_many`` through the local executor and through the Ray executor on a
 local Ray instance (``ray.init(num_cpus=--cpus)``, started before timing), in alternating
 rounds so machine load hits both. Prints each round, the median seconds per execution of each,
-and the difference: Ray's overhead per execution. Needs the ``ray`` extra.
+and the difference: Ray's overhead per execution. Needs the ``ray`` extra. Runs itself inside a
+loopback-only network namespace (``_common.in_loopback_namespace``), as ``ray_reward.py`` and
+the Ray tests do: nothing Ray starts sends traffic beyond this machine.
 """
 
 from __future__ import annotations
@@ -72,9 +74,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from _common import run_context  # commit and load beside every figure (issue 29)
+    from _common import in_loopback_namespace, run_context
 
-    print(run_context(), flush=True)
+    in_loopback_namespace("bench_executor.py")  # Ray never reaches beyond loopback
+    print(run_context(), flush=True)  # commit and load beside every figure (issue 29)
     try:
         sys.exit(main())
     finally:

@@ -1,10 +1,11 @@
 """Rewards on a Ray cluster, a Ray worker killed mid-run: verdicts against the local pool.
 
-Runs itself inside a network namespace that has only loopback (``unshare -n`` as root, else
-``unshare -rn``; ``ip link set lo up``; ``RAY_AUTH_MODE=disabled``, usage stats off), so
-nothing Ray starts can reach beyond this machine (Ray's probe of 8.8.8.8:53 finds no route).
-As root it keeps the host's user ids: inside ``unshare -r`` only one uid is mapped, and the
-sandbox cannot give its runs their own uid (every run is then a sandbox error). There it
+Runs itself inside a network namespace that has only loopback
+(``_common.in_loopback_namespace``: ``unshare -n`` as root, else ``unshare -rn``; ``ip link set
+lo up``; ``RAY_AUTH_MODE=disabled``, usage stats off), so nothing Ray starts can reach beyond
+this machine (Ray's probe of 8.8.8.8:53 finds no route). As root it keeps the host's user ids:
+inside ``unshare -r`` only one uid is mapped, and the sandbox cannot give its runs their own
+uid (every run is then a sandbox error). There it
 starts a local Ray instance (``ray.init(num_cpus=...)``, node address 127.0.0.1) and scores
 the same completions three ways, in one run:
 
@@ -34,33 +35,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
-
-NETNS_FLAG = "VIBECHECK_RAY_NETNS"
-
-
-def _reexec_in_namespace() -> None:
-    """Run this script again in a new network namespace with loopback up; exits with its status."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        sys.exit("ray_reward.py: needs unshare and ip (util-linux, iproute2) for a loopback-only "
-                 "network namespace")
-    env = dict(os.environ, **{NETNS_FLAG: "1", "RAY_AUTH_MODE": "disabled",
-                              "RAY_USAGE_STATS_ENABLED": "0"})
-    script = " ".join(["ip link set lo up &&", "exec", sys.executable, *map(_quote, sys.argv)])
-    flags = "-n" if os.geteuid() == 0 else "-rn"
-    done = subprocess.run(["unshare", flags, "sh", "-c", script], env=env, check=False)
-    sys.exit(done.returncode)
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _task_pids() -> list[int]:
@@ -119,12 +99,11 @@ def main() -> int:
     ap.add_argument("--reference", action="store_true",
                     help="score the tasks' reference solutions instead of the model's (no samples file)")
     args = ap.parse_args()
-    if os.environ.get(NETNS_FLAG) != "1":
-        _reexec_in_namespace()
-
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import SAMPLES, in_loopback_namespace, load_solutions
+
+    in_loopback_namespace("ray_reward.py")
     import ray
-    from _common import SAMPLES, load_solutions
 
     from pytest_vibecheck.execute.ray_executor import RETRIES, RayExecutor
     from pytest_vibecheck.execute.tests import ExecSettings
