@@ -178,6 +178,7 @@ def bigcodebench(args: argparse.Namespace) -> dict[str, Any]:
             args.calibration, floor_s=args.floor, factor=args.factor, environment=environment.id
         ),
         environment=environment.id,
+        preload=environment.preload,
     )
     items = [(samples[t]["solution"], problems[t]) for t in runnable]
     cache = ExecCache(args.cache) if args.cache else None

@@ -92,7 +92,7 @@ def bcb_reference(env_name: str) -> Source:
     runnable = set(env.runnable)
     items = [(p.task_id, p.canonical_solution or "", p) for p in problems if p.task_id in runnable]
     settings = ExecSettings(sandbox=SandboxSettings(python=None if environment.id == "" else python),
-                            environment=environment.id)
+                            environment=environment.id, preload=environment.preload)
     return items, settings, sorted(env.skipped), lambda code, p: _plain_python(code, p, python)
 
 

@@ -24,13 +24,17 @@ The official package is not a dependency: install it beside the checkout with
 ``pip install --no-deps --target DIR bigcodebench==0.2.5`` and pass ``--official DIR``.
 
 Usage: ``python benchmarks/vs_official_bigcodebench.py --official DIR [--every 6]
-[--workers 2] [--rounds 1] [--env bigvibebench]``
+[--workers 2] [--rounds 1] [--env bigvibebench] [--without-preload]``
+
+``--without-preload`` also runs ours without the environment's preload groups (the fork
+server importing the common libraries once), after the preloaded run, in the same round.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import gzip
 import json
 import os
@@ -110,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=int, default=6, help="every Nth runnable task (by number)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--without-preload", action="store_true",
+                    help="also run ours without the environment's preload groups (before/after)")
     args = ap.parse_args(argv)
     if not (args.official / "bigcodebench" / "eval" / "__init__.py").exists():
         ap.error(f"--official {args.official}: no bigcodebench package there; install it with "
@@ -128,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"commit {commit}; {len(tasks)} samples (every {args.every}th runnable task); "
           f"{args.workers} workers; environment {environment.describe()}")
     settings = ExecSettings(sandbox=SandboxSettings(python=None if environment.id == "" else python),
-                            environment=environment.id, time_limit_s=60.0)
+                            environment=environment.id, preload=environment.preload, time_limit_s=60.0)
     official_items = [[t, samples[t], problems[t].test.code, problems[t].entry_point or "task_func"]
                       for t in tasks]
     for rnd in range(args.rounds):
@@ -138,6 +144,15 @@ def main(argv: list[str] | None = None) -> int:
         ours = run_many([(samples[t], problems[t]) for t in tasks], settings, None,
                         workers=args.workers, shipped=expected_for)
         ours_wall = time.monotonic() - start
+        if args.without_preload and settings.preload:
+            plain = dataclasses.replace(settings, preload=())
+            start = time.monotonic()
+            bare = run_many([(samples[t], problems[t]) for t in tasks], plain, None,
+                            workers=args.workers, shipped=expected_for)
+            bare_wall = time.monotonic() - start
+            same = sum(a.status == b.status for a, b in zip(ours, bare, strict=True))
+            print(f"  ours without preload {bare_wall:.1f} s, with {ours_wall:.1f} s: "
+                  f"{bare_wall / ours_wall:.2f}x; the same verdict on {same}/{len(tasks)}")
         ours_by = dict(zip(tasks, ours, strict=True))
         agree = sum((off["results"][t][0] == "pass") == (ours_by[t].status == "passed") for t in tasks)
         quick = [t for t in tasks if off["results"][t][0] != "timeout" and ours_by[t].status != "timeout"]

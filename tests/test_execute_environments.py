@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from exec_helpers import humaneval_problem
+from exec_helpers import bcb_problem, humaneval_problem
 
 from pytest_vibecheck.cli.main import main
 from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute import environments as envs
 from pytest_vibecheck.execute.sandbox import SandboxSettings
-from pytest_vibecheck.execute.tests import ExecSettings, result_key, run_tests
+from pytest_vibecheck.execute.tests import ExecSettings, preload_group, result_key, run_tests
 
 LOCKS = Path(envs.__file__).parent / "envs"
 
@@ -119,3 +119,24 @@ def test_env_show_lists_deviations(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "not built here: vibecheck env create bigvibebench" in out
     assert "numpy: 1.21.2 -> 1.23.5: no CPython 3.11 wheels before 1.23.2" in out
     assert "12 deviations from upstream's pins" in out
+
+
+def test_preload_groups_and_the_group_each_task_starts_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    groups = envs.preload_groups("bigvibebench")
+    assert groups[0] == ("numpy", "pandas", "matplotlib.pyplot")
+    assert set(groups[0]) < set(groups[1]) and "sklearn.model_selection" in groups[1]
+
+    assert preload_group(bcb_problem(libs=("os", "re")), (), groups) == ()
+    assert preload_group(bcb_problem(libs=("pandas", "os")), (), groups) == groups[0]
+    assert preload_group(bcb_problem(libs=("matplotlib",)), (), groups) == groups[0]
+    # what the tests import counts as the task's own libraries do
+    assert preload_group(bcb_problem(libs=("pandas",)), ("sklearn.cluster",), groups) == groups[1]
+    assert preload_group(bcb_problem(libs=("seaborn", "numpy")), (), groups) == groups[1]
+    # a library of no group changes nothing; when no group holds them all, the last one
+    assert preload_group(bcb_problem(libs=("numpy", "tensorflow")), (), groups) == groups[0]
+    assert preload_group(bcb_problem(libs=("numpy", "xml")), (), (("numpy",), ("xml",))) == ("xml",)
+    assert preload_group(bcb_problem(libs=("pandas",)), (), ()) == ()
+    monkeypatch.setattr(envs, "spec", lambda name: {"environment": {"preload": ["numpy"]}})
+    with pytest.raises(VibecheckError, match=r"bigvibebench\.toml: \[environment\] preload must be "
+                       r"a list of lists of module names, got \['numpy'\]"):
+        envs.preload_groups("bigvibebench")

@@ -203,6 +203,46 @@ def test_the_snapshot_never_evaluates_a_lazy_proxy() -> None:
         del sys.modules[module.__name__]
 
 
+def test_retake_checks_and_takes_the_next_snapshot_as_take_would() -> None:
+    """Index.retake (after each test) reports what changes() reports and gives the snapshot
+    take() would give right after: the same records when nothing changed, a replaced
+    behaviour recorded anew (so the next check does not report it again), a namespace's new
+    size, and the namespaces of a module imported since."""
+    import types
+
+    snap_mod = _snapshot_module()
+    first = types.ModuleType("vc_retake_first")
+    first.helper = len  # type: ignore[attr-defined]
+    sys.modules[first.__name__] = first
+    try:
+        index = snap_mod.Index()
+        snap = index.take()
+        found, again = index.retake(snap)
+        assert found == [] and again.spaces == snap.spaces and again is not snap
+        first.helper = abs  # type: ignore[attr-defined]
+        found, again = index.retake(again)
+        assert found == ["replaced vc_retake_first.helper"]
+        assert index.retake(again)[0] == []  # recorded anew
+        first.flag = 1  # type: ignore[attr-defined]  # plain data: a new size, nothing reported
+        found, bigger = index.retake(again)
+        assert found == []
+        entry = next(e for e in bigger.spaces if e[0] == "vc_retake_first")
+        assert entry[6] == len(vars(first))
+        first.__getattr__ = len  # type: ignore[method-assign]  # a module hook: reported
+        assert index.retake(bigger)[0] == ["added vc_retake_first.__getattr__"]
+        second = types.ModuleType("vc_retake_second")
+        second.tool = min  # type: ignore[attr-defined]
+        sys.modules[second.__name__] = second
+        found, grown = index.retake(bigger)
+        assert any(e[0] == "vc_retake_second" for e in grown.spaces)
+        assert len(grown.spaces) == len(index.take().spaces)
+        second.tool = max  # type: ignore[attr-defined]
+        assert index.retake(grown)[0] == ["replaced vc_retake_second.tool"]
+    finally:
+        sys.modules.pop("vc_retake_first", None)
+        sys.modules.pop("vc_retake_second", None)
+
+
 @needs_ns
 def test_host_folders_and_sockets_are_out_of_reach(tmp_path: Path) -> None:
     """A solution that would be right if it could see the project, a home folder or a socket

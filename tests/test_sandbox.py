@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from exec_helpers import bcb_problem, humaneval_problem
+from exec_helpers import bcb_problem, humaneval_problem, load_file_module
 
 from pytest_vibecheck.execute import sandbox
 from pytest_vibecheck.execute.sandbox import SandboxError, SandboxSettings, run_in_sandbox
@@ -357,3 +357,55 @@ def test_fork_server_preload() -> None:
     res = run_tests(code, prob, ExecSettings(time_limit_s=10, sandbox=pre))
     assert res.status == "passed", res.message
     assert res.isolation["launcher"] == "fork-server"
+
+
+NUMPY_DRAW_TEST = """import unittest
+class TestCases(unittest.TestCase):
+    def test_draw(self):
+        print("draw", task_func())
+"""
+NUMPY_DRAW = (
+    "import sys\nPRELOADED = 'numpy' in sys.modules\nimport numpy\n"
+    "def task_func(x=None):\n    return PRELOADED, int(numpy.random.randint(1 << 62))\n"
+)
+
+
+@needs_root_ns
+def test_a_preloaded_group_serves_the_tasks_that_use_it_and_reseeds_numpy() -> None:
+    """A bigcodebench-unittest task that keeps ctypes and uses numpy starts from the server
+    that imported the group holding numpy (ExecSettings.preload), and each forked run draws
+    its own random numbers, as a fresh import of numpy would; a task using none of the group
+    starts from the plain server."""
+    pytest.importorskip("numpy")
+    # numpy.random named: numpy 2 imports it on first use, numpy 1 (the pinned environment's)
+    # with numpy itself, its global state seeded once in the server
+    groups = (("numpy", "numpy.random"), ("numpy", "xml.dom.minidom"))
+    settings = ExecSettings(time_limit_s=20, preload=groups)
+    task = bcb_problem(NUMPY_DRAW_TEST, libs=("ctypes", "numpy"))
+    draws = []
+    for _ in range(2):
+        res = run_tests(NUMPY_DRAW, task, settings)
+        assert res.status == "passed", res.message
+        assert res.isolation["launcher"] == "fork-server"
+        line = next(x for x in res.stdout.splitlines() if x.startswith("draw "))
+        assert line.startswith("draw (True, "), line
+        draws.append(line)
+    assert draws[0] != draws[1]
+    plain = run_tests(NUMPY_DRAW, bcb_problem(NUMPY_DRAW_TEST, libs=("ctypes",)), settings)
+    assert plain.status == "passed", plain.message
+    assert "draw (False, " in plain.stdout
+
+
+def test_a_forked_run_finds_its_own_temporary_folder(monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    """A preloaded library that asked ``tempfile`` for the temporary folder at import made it
+    remember the fork server's, which a run cannot see (BigCodeBench/445, 450, 527 and 537
+    failed with FileNotFoundError): a forked run makes it find its own from TMPDIR again."""
+    import tempfile
+
+    zygote = load_file_module(Path(sandbox.__file__).parent / "_child" / "zygote.py",
+                              "vibecheck_zygote_under_test")
+    monkeypatch.setattr(tempfile, "tempdir", "/the/fork/servers/own/folder")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    zygote._reseed_preloaded()
+    assert tempfile.gettempdir() == str(tmp_path)

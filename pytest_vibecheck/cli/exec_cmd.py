@@ -126,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
             time_limit_s=args.time_limit,
             calibrator=calibrator,
             environment=env.id,
+            preload=env.preload,
         )
     except VibecheckError as exc:
         raise VibecheckError(f"invalid option: {exc}") from None

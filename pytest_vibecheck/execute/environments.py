@@ -61,13 +61,16 @@ _LOCKS = Path(__file__).parent / "envs"
 @dataclass(frozen=True)
 class Environment:
     """An execution environment: ``name`` (``host`` for this interpreter), its ``python``
-    (absolute path), its folder (None for the host) and the sha256 of the lock it was built
-    from (None for the host)."""
+    (absolute path), its folder (None for the host), the sha256 of the lock it was built
+    from (None for the host) and its preload groups (:func:`preload_groups`)."""
 
     name: str
     python: str
     path: Path | None = None
     lock_sha256: str | None = None
+    #: Groups of modules the sandbox's fork server may import once, from the environment's
+    #: description file (``[environment] preload``); the host interpreter has none.
+    preload: tuple[tuple[str, ...], ...] = ()
 
     @property
     def id(self) -> str:
@@ -126,6 +129,25 @@ def deviations(name: str) -> list[dict[str, str]]:
     return [dict(d) for d in spec(name).get("deviation", [])]
 
 
+def preload_groups(name: str) -> tuple[tuple[str, ...], ...]:
+    """The environment's ``[environment] preload``: groups of module names, smallest first,
+    that the sandbox's fork server imports once so that a task using them starts with them
+    imported (:attr:`pytest_vibecheck.execute.tests.ExecSettings.preload` says how a run picks
+    one). Raises :class:`VibecheckError` naming the file when the value is not a list of lists
+    of module names."""
+    value = spec(name).get("environment", {}).get("preload", [])
+    ok = isinstance(value, list) and all(
+        isinstance(group, list) and group and all(isinstance(m, str) and m for m in group)
+        for group in value
+    )
+    if not ok:
+        raise VibecheckError(
+            f"{_LOCKS / (name + '.toml')}: [environment] preload must be a list of lists of "
+            f"module names, got {value!r}"
+        )
+    return tuple(tuple(group) for group in value)
+
+
 def _python_in(folder: Path) -> Path:
     return folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
@@ -166,7 +188,8 @@ def resolve_environment(
             f"execution environment {text!r}: {python} is missing; recreate it with "
             f"`vibecheck env create --force {name}`"
         )
-    return Environment(name, str(python.absolute()), folder.absolute(), sha)
+    preload = preload_groups(name) if name in ENVIRONMENTS else ()
+    return Environment(name, str(python.absolute()), folder.absolute(), sha, preload)
 
 
 #: A lock's line naming NLTK data to write into the environment (``# data: ID REQUIREMENT``).

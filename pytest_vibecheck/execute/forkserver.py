@@ -40,7 +40,9 @@ class _ForkServer:
         self.dir = tempfile.mkdtemp(prefix="vibecheck-fork-")
         self.sock = os.path.join(self.dir, "socket")
         self.owner = os.getpid()
-        env = sandbox_env("/", "/tmp", SandboxSettings(), python)
+        # the server's own home: a preloaded library that writes its caches at import
+        # (matplotlib's font list) writes them here, never into the host's folders
+        env = sandbox_env(self.dir, self.dir, SandboxSettings(), python)
         with open(os.path.join(self.dir, "log"), "wb") as log:
             self.proc = subprocess.Popen(
                 [python, "-s", "-c", _RUN_SCRIPT, str(_ZYGOTE), self.sock, ",".join(preload)],

@@ -99,6 +99,14 @@ class ExecSettings:
       (``bigcodebench-unittest``) for reflective constructs before it runs
       (:mod:`pytest_vibecheck.screen`); each finding is a ``tampered`` reason. On by
       default; off only to test the layers behind it. Part of the cache key.
+    - ``preload``: groups of modules the sandbox's fork server may import once (the
+      environment's ``[environment] preload``, smallest group first): a
+      ``bigcodebench-unittest`` run whose task keeps ``ctypes`` and needs a library of some
+      group starts from a server that imported the first group holding every such library it
+      needs (the last group when none holds them all); other runs start from the plain server.
+      Each run still imports what it uses (already imported), and each forked run is fresh
+      (numpy's global random state is reseeded as a new import seeds it). Not part of the
+      cache key: it changes when a library is imported, not what the run computes.
     """
 
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
@@ -112,6 +120,7 @@ class ExecSettings:
     check_env: bool = True
     environment: str = ""
     screen: bool = True
+    preload: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if self.time_limit_s is not None and not self.time_limit_s > 0:
@@ -474,6 +483,9 @@ def _run_once(
                 tamper=reasons,
             )
     test_code = problem.test.code or ""
+    allow_ctypes = _needs_ctypes(problem, expected.imports)
+    if allow_ctypes and settings.preload:
+        sb = dataclasses.replace(sb, preload=preload_group(problem, expected.imports, settings.preload))
     payload = {
         "kind": kind,
         "code": code,
@@ -481,7 +493,7 @@ def _run_once(
         "test_class": expected.class_name,
         "test_names": list(expected.names),
         "preimport": [*expected.imports, *IMPORT_TIME_PATCHERS],
-        "allow_ctypes": _needs_ctypes(problem, expected.imports),
+        "allow_ctypes": allow_ctypes,
         "entry_point": problem.test.entry_point or problem.entry_point or "task_func",
         "time_limit_s": limit,
         "free_names": list(free_names(test_code)),
@@ -515,6 +527,23 @@ def _needs_ctypes(problem: Task, test_imports: tuple[str, ...]) -> bool:
     if "ctypes" in names:
         return True
     return bool(set(envcheck.required_modules(problem)) - CTYPES_FREE)
+
+
+def preload_group(
+    problem: Task, test_imports: tuple[str, ...], groups: tuple[tuple[str, ...], ...]
+) -> tuple[str, ...]:
+    """The group of ``groups`` (see :attr:`ExecSettings.preload`) whose modules a run of
+    ``problem`` starts with: the first that holds every top-level library of any group that the
+    task or its tests import, the last when none holds them all, ``()`` when they import none."""
+    used = set(problem.libs) | {m.split(".")[0] for m in test_imports}
+    tops = [{m.split(".")[0] for m in group} for group in groups]
+    wanted = used & set().union(*tops)
+    if not wanted:
+        return ()
+    for group, names in zip(groups, tops, strict=True):
+        if wanted <= names:
+            return group
+    return groups[-1]
 
 
 def _cpu_time(sres: SandboxResult) -> float | None:

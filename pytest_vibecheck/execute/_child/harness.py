@@ -358,7 +358,11 @@ class _Run:
         record["candidate_ran"] = True
         outcome, message, missing = st.step([], exec, (code, cand), self.deadline,
                                             invoke=calls.INVOKE)
-        for why in snapshot.changes(hot) + snapshot.changes(before, only=made):
+        # the import's check and the first test's snapshot in one pass (what the harness
+        # does until that test, binding the tests' names, changes no module)
+        found = snapshot.changes(hot)
+        changed, start = index.retake(before, only=made)
+        for why in found + changed:
             self.alarm(f"{why} while it was imported")
         calls.guard_modules(guard)  # the modules its import brought
         run.threads_left(threads)
@@ -384,11 +388,12 @@ class _Run:
             self.alarm(problem)
             return
         for n, name in enumerate(self.names):
-            start = index.take()
             outcome, message, missing = st.step(trust, run_one, (cls, name), self.deadline,
                                                 teardown=untrust)
             if outcome != "timeout":  # a test still running has not undone its own patches
-                for why in snapshot.changes(start, only=made):
+                # the check of this test and the next test's snapshot, in one pass
+                found, start = index.retake(start, only=made)
+                for why in found:
                     self.alarm(f"{why} during {name}")
             if run.timed_out and outcome != "pass":
                 outcome, message = "timeout", f"time limit of {self.limit:g} s exceeded"

@@ -10,11 +10,14 @@ Two kinds of snapshot:
 - **full** (:meth:`Index.take`, around the candidate's import and each test): the identity of
   every *behaviour* (function, class, module, method, descriptor) in every module's namespace
   and in the namespace of each of its classes Python code may change. The index of namespaces
-  and their keys is built once and grown as modules are imported, so a later snapshot is a
-  C-level ``map(id, ...)`` per namespace. Around a test, the test's own changes (its patches,
-  which it undoes, or a library's it leaves, such as pyfakefs's) are not tampering, so
-  :func:`changes` with ``only=`` reports only values made by the candidate (its functions,
-  classes, methods).
+  and their keys is built once and grown as modules are imported, and kept flat as well (one
+  list of namespaces, one of keys, a pair per behaviour), so a snapshot is one C-level
+  ``map(getitem, namespaces, keys)`` and ``map(id, ...)`` over every pair, and so is the check
+  that nothing changed (then the namespaces are gone through one by one only to name what
+  did). :meth:`Index.retake` checks a snapshot and takes the next one in one such pass when
+  nothing changed. Around a test, the test's own changes (its patches, which it undoes, or a
+  library's it leaves, such as pyfakefs's) are not tampering, so :func:`changes` with ``only=``
+  reports only values made by the candidate (its functions, classes, methods).
 
 Module attributes the candidate *assigns* are seen as they happen (``harness.py``'s module
 guard); functions changed in place (``__code__``, ``__defaults__``) are refused by the audit
@@ -28,6 +31,8 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Callable
+from operator import getitem as _getitem
+from operator import is_ as _is
 from typing import Any
 
 # Pristine references, taken when this file is loaded (before any candidate code runs).
@@ -84,12 +89,20 @@ class Index:
         self.spaces: list[tuple[str, Any, tuple[Any, ...], Any]] = []
         self._seen: set[int] = set()
         self._modules: set[str] = set()
+        # flat: each behaviour's namespace and key, in the order of ``spaces``
+        self._flat_spaces: list[Any] = []
+        self._flat_keys: list[Any] = []
+        self._space_list: list[Any] = []
 
     def _add(self, label: str, space: Any, owner: Any = None) -> None:
         if id(space) in self._seen:
             return
         self._seen.add(id(space))
-        self.spaces.append((label, space, _keys(space), owner))
+        keys = _keys(space)
+        self.spaces.append((label, space, keys, owner))
+        self._flat_spaces += [space] * len(keys)
+        self._flat_keys += keys
+        self._space_list.append(space)
 
     def grow(self) -> None:
         """Add the modules imported since the last call, and their classes."""
@@ -111,29 +124,76 @@ class Index:
                     except Exception:
                         continue
 
+    def _records(self, count: int, start: int) -> tuple[list[Any], Any]:
+        """The records of the namespaces from the ``count``-th on, whose behaviours start at
+        the ``start``-th flat pair: ``(entries, flat)`` as :class:`Snapshot` holds them."""
+        spaces, keys = self._flat_spaces[start:], self._flat_keys[start:]
+        try:
+            values = list(map(_getitem, spaces, keys))
+        except KeyError:
+            values = [space.get(k, _MISSING) for space, k in zip(spaces, keys, strict=True)]
+        ids = list(map(id, values))
+        every = self._space_list[count:]
+        sizes = list(map(len, every))
+        entries = []
+        at = 0
+        for (label, space, space_keys, owner), size in zip(self.spaces[count:], sizes,
+                                                           strict=True):
+            end = at + len(space_keys)
+            entries.append((label, space, ids[at:end], values[at:end], space_keys, owner, size))
+            at = end
+        return entries, (spaces, keys, values, every, sizes)
+
     def take(self) -> Snapshot:
         """A full snapshot of now (the index grown first)."""
         self.grow()
         snap = Snapshot()
-        for label, space, keys, owner in self.spaces:
-            try:
-                values = list(map(space.__getitem__, keys))
-            except KeyError:
-                values = [space.get(k, _MISSING) for k in keys]
-            snap.spaces.append((label, space, list(map(id, values)), values, keys, owner,
-                                len(space)))
+        snap.spaces, snap.flat = self._records(0, 0)
         _hooks(snap)
         return snap
+
+    def retake(self, snap: Snapshot, limit: int = 5,
+               only: Callable[[Any], bool] | None = None) -> tuple[list[str], Snapshot]:
+        """``changes(snap, limit, only)`` and a full snapshot of now, as :meth:`take` would
+        take it right after (``snap``: this index's last full snapshot). When every behaviour
+        in ``snap`` is still the same object, the new snapshot keeps ``snap``'s records (the
+        same objects, alive in both) with the namespaces' sizes and the hooks read anew, and
+        records only the namespaces of modules imported since: checking and taking cost
+        about one pass."""
+        count = len(snap.spaces)
+        found, sizes = _diff(snap, limit, only)
+        if sizes is None or snap.flat is None or count > len(self.spaces):
+            return found, self.take()
+        self.grow()
+        spaces, keys, values, every, old_sizes = snap.flat
+        again = Snapshot()
+        if sizes == old_sizes:
+            again.spaces = snap.spaces[:]
+        else:
+            again.spaces = [entry if entry[6] == size else (*entry[:6], size)
+                            for entry, size in zip(snap.spaces, sizes, strict=True)]
+        if len(self.spaces) > count:  # modules imported since: their namespaces, recorded now
+            entries, (more, more_keys, more_values, more_every, more_sizes) = self._records(
+                count, len(spaces))
+            again.spaces += entries
+            spaces, keys, values = spaces + more, keys + more_keys, values + more_values
+            every, sizes = every + more_every, sizes + more_sizes
+        again.flat = (spaces, keys, values, every, sizes)
+        _hooks(again)
+        return found, again
 
 
 class Snapshot:
     """The recorded namespaces, ``(label, namespace, ids, values, keys, owner, size)``, and
     the hooks."""
 
-    __slots__ = ("callbacks", "meta_path", "modules", "path_hooks", "spaces")
+    __slots__ = ("callbacks", "flat", "meta_path", "modules", "path_hooks", "spaces")
 
     def __init__(self) -> None:
         self.spaces: list[tuple[str, Any, list[int], list[object], tuple[Any, ...], Any, int]] = []
+        #: full snapshots: (namespace per behaviour, key per behaviour, its value, every
+        #: namespace, its size), the same records as ``spaces``, flat
+        self.flat: tuple[list[Any], list[Any], list[int], list[Any], list[int]] | None = None
         self.modules: tuple[list[str], list[int], list[Any]] = ([], [], [])
         self.callbacks: list[object] = []
         self.meta_path: list[object] = []
@@ -192,8 +252,35 @@ def _grown(label: str, space: Any, keys: tuple[Any, ...], owner: Any,
 def changes(snap: Snapshot, limit: int = 5, only: Callable[[Any], bool] | None = None) -> list[str]:
     """Every difference between ``snap`` and now, at most ``limit`` (one line each).
     ``only``: report a replaced or added value only when ``only(value)`` (the candidate's)."""
+    return _diff(snap, limit, only)[0]
+
+
+def _same_objects(snap: Snapshot) -> list[int] | None:
+    """For a full snapshot whose every behaviour is still the same object: the sizes of its
+    namespaces now (one C-level pass over the flat records: ``operator.is_``, nothing of any
+    value runs). None for a hot snapshot, or when a behaviour was replaced or deleted."""
+    if snap.flat is None:
+        return None
+    spaces, keys, values, every, _sizes = snap.flat
+    try:
+        if not all(map(_is, map(_getitem, spaces, keys), values)):
+            return None
+    except KeyError:
+        return None
+    return list(map(len, every))
+
+
+def _diff(snap: Snapshot, limit: int,
+          only: Callable[[Any], bool] | None) -> tuple[list[str], list[int] | None]:
+    """:func:`changes`, and the namespaces' sizes now when no behaviour of a full snapshot was
+    replaced or deleted (:func:`_same_objects`; then only the namespaces whose size changed
+    are gone through), else None."""
     found: list[str] = []
-    for label, space, ids, _values, keys, owner, size in snap.spaces:
+    sizes = _same_objects(snap)
+    entries = snap.spaces
+    if sizes is not None:
+        entries = [e for e, size in zip(snap.spaces, sizes, strict=True) if e[6] != size]
+    for label, space, ids, _values, keys, owner, size in entries:
         if len(found) >= limit:
             break
         try:
@@ -241,4 +328,4 @@ def changes(snap: Snapshot, limit: int = 5, only: Callable[[Any], bool] | None =
             new_items = [v for v in now_items if all(v is not w for w in then)]
             if only is None or any(map(only, new_items)):
                 found.append(f"changed {hook}")
-    return found[:limit]
+    return found[:limit], sizes

@@ -105,6 +105,7 @@ def _child(
         boot["_mount"](libc, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
         boot["enter"](cfg, out, True)
         random.seed()
+        _reseed_preloaded()
         boot["run_job"](cfg, out, source, preloaded)
         status = 0
     except BaseException as exc:
@@ -121,6 +122,21 @@ def _preload(names: str) -> None:
     for name in filter(None, names.split(",")):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+
+
+def _reseed_preloaded() -> None:
+    """In a forked run: what importing a preloaded library would have set from the run's own
+    state is set afresh. numpy's global random state is reseeded (``random`` is reseeded
+    above), so runs forked from one server never share a random sequence, and ``tempfile``
+    forgets the temporary folder a library's import made it find (the server's, which the
+    run cannot see), so it finds the run's own from ``TMPDIR``."""
+    nprandom = sys.modules.get("numpy.random")
+    if nprandom is not None:
+        with contextlib.suppress(Exception):
+            nprandom.seed()
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        tempfile.__dict__["tempdir"] = None
 
 
 def main() -> None:

@@ -406,6 +406,7 @@ def exec_settings_for(settings: VibeSettings, environment: Environment) -> ExecS
         environment=environment.id,
         default_time_limits=limits,
         grading=profile.grading,
+        preload=environment.preload,
     )
 
 
