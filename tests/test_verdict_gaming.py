@@ -385,3 +385,26 @@ def test_the_plugin_counts_an_answer_with_nothing_to_run_as_no_code(label: str, 
     extraction = extract_code(fenced(code))
     assert has_no_code(extraction) and no_code_reason(extraction) == "empty"
     assert not has_no_code(extract_code(fenced("def f():\n    return 1\n")))
+
+
+def test_gate_reports_decoy_uses_and_public_names_hidden_by_dunder_all(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The smaller tricks on an agent's changed lines: an import used only in dead code is
+    unused (logic_1), and ``__all__ = []`` does not hide a public function from the docstring
+    rules (doc_3)."""
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_BASE_REF"):
+        monkeypatch.delenv(var, raising=False)
+    root = pytester.path
+    init_repo(root, {"pyproject.toml": '[tool.vibecheck.gate]\ninstructions = ["logic_1", "doc_3"]\n',
+                     ".gitignore": ".pytest_cache/\n__pycache__/\n",
+                     "mod.py": '"""Tools."""\n'})
+    git(root, "checkout", "-q", "-b", "feature")
+    write(root, {"mod.py": '"""Tools."""\n\nimport json\n\n__all__ = []\n\n\n'
+                           'def api(x):\n    return x\n\n\nif False:\n    json.dumps(1)\n'})
+    commit_all(root)
+    result = pytester.runpytest("--vibe-gate", "--vibe-base", "main", "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["  mod.py:3:8: F401 `json` imported but used only in code that never runs or does "
+                                 "nothing (a decoy use)"])
+    result.stdout.fnmatch_lines(["  mod.py:8:5: D103 Missing docstring in public function*"])
