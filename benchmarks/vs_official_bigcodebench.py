@@ -153,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
             same = sum(a.status == b.status for a, b in zip(ours, bare, strict=True))
             print(f"  ours without preload {bare_wall:.1f} s, with {ours_wall:.1f} s: "
                   f"{bare_wall / ours_wall:.2f}x; the same verdict on {same}/{len(tasks)}")
+            for t, a, b in zip(tasks, ours, bare, strict=True):
+                if a.status != b.status:
+                    print(f"    differs: {t}: with preload {a.status}, without {b.status}")
         ours_by = dict(zip(tasks, ours, strict=True))
         agree = sum((off["results"][t][0] == "pass") == (ours_by[t].status == "passed") for t in tasks)
         quick = [t for t in tasks if off["results"][t][0] != "timeout" and ours_by[t].status != "timeout"]
