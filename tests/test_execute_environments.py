@@ -140,3 +140,17 @@ def test_preload_groups_and_the_group_each_task_starts_with(monkeypatch: pytest.
     with pytest.raises(VibecheckError, match=r"bigvibebench\.toml: \[environment\] preload must be "
                        r"a list of lists of module names, got \['numpy'\]"):
         envs.preload_groups("bigvibebench")
+
+
+def test_a_runs_exec_settings_carry_the_environments_preload_groups(tmp_path: Path) -> None:
+    """The plugin's sandbox settings for a run in an environment take its preload groups (and
+    its interpreter); the host interpreter has none."""
+    from pytest_vibecheck.config.settings import VibeSettings
+    from pytest_vibecheck.plugin.run.runtime import exec_settings_for
+
+    groups = envs.preload_groups("bigvibebench")
+    env = envs.Environment("bigvibebench", sys.executable, tmp_path, "0" * 64, groups)
+    settings = exec_settings_for(VibeSettings(), env)
+    assert settings.preload == groups and settings.sandbox.python == sys.executable
+    assert settings.environment == "bigvibebench@" + "0" * 12
+    assert exec_settings_for(VibeSettings(), envs.host_environment()).preload == ()
