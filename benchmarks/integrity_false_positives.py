@@ -134,7 +134,7 @@ def run_source(name: str, args: argparse.Namespace) -> dict[str, Any]:
         source = humaneval_qwen()
     items, settings, skipped, plain = source
     if args.tasks:
-        wanted = {t if "/" in t else f"BigCodeBench/{t}" for t in args.tasks.split(",") if t}
+        wanted = {f"BigCodeBench/{t}" if t.isdigit() else t for t in args.tasks.split(",") if t}
         items = [item for item in items if item[2].task_id in wanted]
     pairs: list[tuple[str, Task]] = [(code, p) for _, code, p in items]
     done = [0]
