@@ -205,8 +205,11 @@ def test_batch_mode_needs_a_cache(fp: FakeProvider, workdir: Path) -> None:
 
 
 def test_the_wait_for_the_batches_is_no_items_deadline(fp: FakeProvider, workdir: Path) -> None:
-    fp.polls_to_end = 30  # each wave waits about 3 s (looks 0.05 s doubling to 0.2 s apart)
-    r = run(workdir, command(fp, "openai", "batch", "--vibe-batch", "--vibe-item-timeout", "2"))
+    # each wave waits about 9 s (45 looks, 0.05 s doubling to 0.2 s apart), longer than an
+    # item's deadline of 5 s, which the first item's own work (the sandbox's fork server, Ruff)
+    # must fit in on a loaded machine: a deadline of 2 s once timed the first item out in CI
+    fp.polls_to_end = 45
+    r = run(workdir, command(fp, "openai", "batch", "--vibe-batch", "--vibe-item-timeout", "5"))
     report = json.loads((workdir / "batch.json").read_text())
     assert {i["outcome"] for i in report["items"]} == {"failed"}, r.stdout[-3000:]  # before: the first item timed out
     assert fp.calls["POST /v1/batches"] == 3
