@@ -137,19 +137,19 @@ def main(argv: list[str] | None = None) -> int:
                             environment=environment.id, preload=environment.preload, time_limit_s=60.0)
     official_items = [[t, samples[t], problems[t].test.code, problems[t].entry_point or "task_func"]
                       for t in tasks]
+    def timed(with_settings: ExecSettings) -> tuple[list[Any], float]:
+        """Our side on every sample: the results and the wall time in seconds."""
+        start = time.monotonic()
+        results = run_many([(samples[t], problems[t]) for t in tasks], with_settings, None,
+                           workers=args.workers, shipped=expected_for)
+        return results, time.monotonic() - start
+
     for rnd in range(args.rounds):
         load0 = os.getloadavg()[0]
         off = _official(official_items, python, args.official, args.workers)
-        start = time.monotonic()
-        ours = run_many([(samples[t], problems[t]) for t in tasks], settings, None,
-                        workers=args.workers, shipped=expected_for)
-        ours_wall = time.monotonic() - start
+        ours, ours_wall = timed(settings)
         if args.without_preload and settings.preload:
-            plain = dataclasses.replace(settings, preload=())
-            start = time.monotonic()
-            bare = run_many([(samples[t], problems[t]) for t in tasks], plain, None,
-                            workers=args.workers, shipped=expected_for)
-            bare_wall = time.monotonic() - start
+            bare, bare_wall = timed(dataclasses.replace(settings, preload=()))
             same = sum(a.status == b.status for a, b in zip(ours, bare, strict=True))
             print(f"  ours without preload {bare_wall:.1f} s, with {ours_wall:.1f} s: "
                   f"{bare_wall / ours_wall:.2f}x; the same verdict on {same}/{len(tasks)}")
