@@ -203,6 +203,59 @@ def test_the_snapshot_never_evaluates_a_lazy_proxy() -> None:
         del sys.modules[module.__name__]
 
 
+def test_a_prebuilt_index_is_refreshed_to_what_grow_would_build_now() -> None:
+    """Index.prebuild (the fork server, over what it preloaded) then refresh (the forked run,
+    at its first take) gives the keys a fresh index would read at that take: a function
+    added to a module after the prebuild, a key of plain data that now holds a function and
+    a key deleted since are as a fresh index has them, and a replaced one is then found.
+    Modules are not behaviours (a submodule's name is never the candidate's making)."""
+    import types
+
+    snap_mod = _snapshot_module()
+    module = types.ModuleType("vc_prebuilt")
+    module.helper = len  # type: ignore[attr-defined]
+    module.slot = None  # type: ignore[attr-defined]
+    module.gone = min  # type: ignore[attr-defined]
+    module.sub = types  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    try:
+        index = snap_mod.Index()
+        index.prebuild()
+        entry = next(e for e in index.spaces if e[0] == "vc_prebuilt")
+        assert set(entry[2]) == {"helper", "gone"}
+        module.added = max  # type: ignore[attr-defined]  # a lazily set function
+        module.slot = abs  # type: ignore[attr-defined]  # data that now holds a function
+        del module.gone  # type: ignore[attr-defined]
+        snap = index.take()
+        fresh = snap_mod.Index()
+        fresh.take()
+        want = next(e for e in fresh.spaces if e[0] == "vc_prebuilt")[2]
+        got = next(e for e in index.spaces if e[0] == "vc_prebuilt")[2]
+        assert sorted(got) == sorted(want) == ["added", "helper", "slot"]
+        assert len(index.spaces) == len(fresh.spaces)
+        module.added = sum  # type: ignore[attr-defined]
+        assert snap_mod.changes(snap) == ["replaced vc_prebuilt.added"]
+        found, again = index.retake(snap)
+        assert found == ["replaced vc_prebuilt.added"]
+        module.slot = round  # type: ignore[attr-defined]
+        assert index.retake(again)[0] == ["replaced vc_prebuilt.slot"]
+    finally:
+        del sys.modules[module.__name__]
+
+
+def test_an_unchanged_prebuilt_index_keeps_its_keys() -> None:
+    """When nothing changed since the prebuild, refresh keeps every namespace's keys as they
+    were (the one-pass path), and the first snapshot is the one a fresh index takes."""
+    snap_mod = _snapshot_module()
+    index = snap_mod.Index()
+    index.prebuild()
+    before = [(e[0], e[2]) for e in index.spaces]
+    snap = index.take()
+    assert [(e[0], e[2]) for e in index.spaces[: len(before)]] == before
+    fresh = snap_mod.Index()
+    assert [(e[0], e[4]) for e in fresh.take().spaces] == [(e[0], e[4]) for e in snap.spaces]
+
+
 def test_retake_checks_and_takes_the_next_snapshot_as_take_would() -> None:
     """Index.retake (after each test) reports what changes() reports and gives the snapshot
     take() would give right after: the same records when nothing changed, a replaced

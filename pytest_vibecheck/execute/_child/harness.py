@@ -347,7 +347,7 @@ class _Run:
         run.test_classes = _test_classes(tests, cls)
         guard = policy.guard = calls.make_module_guard(self.alarm, trusted, cand)
         calls.guard_modules(guard)
-        index = snapshot.Index()
+        index = _PREPARED.pop() if _PREPARED else snapshot.Index()
 
         def made(value: Any) -> bool:
             return bool(calls.made_by_candidate(value, cand))
@@ -433,6 +433,20 @@ class _Run:
                 tests[name] = calls.make_proxy(run, name, name)
             else:
                 tests[name] = value
+
+
+#: The snapshot index :func:`prepare` built in the fork server (taken by the run, before its
+#: candidate runs).
+_PREPARED: list[Any] = []
+
+
+def prepare() -> None:
+    """Called once by the fork server, after its preloading and before any run: build the
+    snapshot index of every module imported now (:meth:`snapshot.Index.prebuild`), which each
+    run forked from the server then only refreshes and grows."""
+    index = snapshot.Index()
+    index.prebuild()
+    _PREPARED[:] = [index]
 
 
 def main(payload: dict[str, Any], out: Any) -> None:

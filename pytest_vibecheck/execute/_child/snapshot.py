@@ -8,9 +8,11 @@ Two kinds of snapshot:
   which code runs later (``gc.callbacks``, ``sys.meta_path``, ``sys.path_hooks``). Any
   difference is the candidate's: the test thread waits while a call runs.
 - **full** (:meth:`Index.take`, around the candidate's import and each test): the identity of
-  every *behaviour* (function, class, module, method, descriptor) in every module's namespace
+  every *behaviour* (function, class, method, descriptor) in every module's namespace
   and in the namespace of each of its classes Python code may change. The index of namespaces
-  and their keys is built once and grown as modules are imported, and kept flat as well (one
+  and their keys is built once (in the fork server, over what it preloaded:
+  :meth:`Index.prebuild`; each run refreshes only the namespaces changed since) and grown as
+  modules are imported, and kept flat as well (one
   list of namespaces, one of keys, a pair per behaviour), so a snapshot is one C-level
   ``map(getitem, namespaces, keys)`` and ``map(id, ...)`` over every pair, and so is the check
   that nothing changed (then the namespaces are gone through one by one only to name what
@@ -31,8 +33,11 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Callable
+from itertools import compress
 from operator import getitem as _getitem
 from operator import is_ as _is
+from operator import ne
+from operator import or_ as _or
 from typing import Any
 
 # Pristine references, taken when this file is loaded (before any candidate code runs).
@@ -75,10 +80,23 @@ _MISSING = _Missing()
 def _keys(space: Any) -> tuple[Any, ...]:
     """The keys of ``space`` whose values are behaviour (C-level checks only: ``callable``
     looks at a type slot; nothing of the value runs). Plain data a library keeps in its
-    namespace (flags, caches, counters) changes as it runs and is left out."""
-    desc, module = _DESCRIPTORS, _ModuleType
-    return tuple([k for k, v in list(space.items())
-                  if callable(v) or type(v) in desc or type(v) is module])
+    namespace (flags, caches, counters) changes as it runs and is left out, and so are
+    modules (a submodule's name in its package): they are never the candidate's making, so
+    :func:`changes` with ``only=`` never names them, and an assignment to a module's
+    attribute is seen as it happens by ``harness.py``'s module guard."""
+    desc = _DESCRIPTORS
+    return tuple([k for k, v in list(space.items()) if callable(v) or type(v) in desc])
+
+
+def _behaviours(spaces: list[Any], keys: list[Any]) -> list[bool]:
+    """Whether the value of each ``(namespace, key)`` pair is a behaviour, as :func:`_keys`
+    decides (``False`` for a key gone): C-level passes only."""
+    try:
+        values = list(map(_getitem, spaces, keys))
+    except KeyError:
+        values = [space.get(k, _MISSING) for space, k in zip(spaces, keys, strict=True)]
+    return list(map(_or, map(callable, values),
+                    map(_DESCRIPTORS.__contains__, map(type, values))))
 
 
 class Index:
@@ -93,6 +111,9 @@ class Index:
         self._flat_spaces: list[Any] = []
         self._flat_keys: list[Any] = []
         self._space_list: list[Any] = []
+        #: after :meth:`prebuild`: every (namespace, key) pair then, flat, whether its value was
+        #: a behaviour, and each namespace's size (what :meth:`refresh` checks)
+        self._then: tuple[list[Any], list[Any], list[bool], list[int]] | None = None
 
     def _add(self, label: str, space: Any, owner: Any = None) -> None:
         if id(space) in self._seen:
@@ -124,6 +145,51 @@ class Index:
                     except Exception:
                         continue
 
+    def prebuild(self) -> None:
+        """Grow the index now, in a process that forks the runs (the fork server, after its
+        preloading, before any run's data or code reaches it), and remember every key of
+        every namespace and which of them held a behaviour, so that a run forked from it pays
+        only :meth:`refresh` instead of reading each namespace's keys again (about 0.3 s with
+        pandas and matplotlib imported)."""
+        self.grow()
+        spaces: list[Any] = []
+        keys: list[Any] = []
+        for space in self._space_list:
+            space_keys = list(space)
+            spaces += [space] * len(space_keys)
+            keys += space_keys
+        self._then = (spaces, keys, _behaviours(spaces, keys),
+                      list(map(len, self._space_list)))
+
+    def refresh(self) -> None:
+        """After :meth:`prebuild` (in the forked run, before its first snapshot): read anew
+        the keys of every namespace whose keys, or whose keys holding a behaviour, changed
+        since, so the index is what :meth:`grow` would build now (what the run's own set-up
+        imported or set: a lazily loaded submodule's name in its package, say). A few
+        C-level passes when nothing changed; nothing of any value runs. A no-op without
+        :meth:`prebuild`."""
+        if self._then is None:
+            return
+        spaces, keys, then, sizes = self._then
+        self._then = None
+        count = len(sizes)
+        now = list(map(len, self._space_list[:count]))
+        flags = _behaviours(spaces, keys)
+        if now == sizes and flags == then:
+            return
+        owner_of = []  # the namespace of each pair, by its number
+        for n, size in enumerate(sizes):
+            owner_of += [n] * size
+        stale = {n for n in range(count) if now[n] != sizes[n]}
+        stale.update(owner_of[at] for at in compress(range(len(flags)), map(ne, flags, then)))
+        for n in stale:
+            label, space, _space_keys, owner = self.spaces[n]
+            self.spaces[n] = (label, space, _keys(space), owner)
+        self._flat_spaces, self._flat_keys = [], []
+        for _label, space, space_keys, _owner in self.spaces:
+            self._flat_spaces += [space] * len(space_keys)
+            self._flat_keys += space_keys
+
     def _records(self, count: int, start: int) -> tuple[list[Any], Any]:
         """The records of the namespaces from the ``count``-th on, whose behaviours start at
         the ``start``-th flat pair: ``(entries, flat)`` as :class:`Snapshot` holds them."""
@@ -145,7 +211,8 @@ class Index:
         return entries, (spaces, keys, values, every, sizes)
 
     def take(self) -> Snapshot:
-        """A full snapshot of now (the index grown first)."""
+        """A full snapshot of now (the index refreshed and grown first)."""
+        self.refresh()
         self.grow()
         snap = Snapshot()
         snap.spaces, snap.flat = self._records(0, 0)
@@ -234,9 +301,9 @@ def _grown(label: str, space: Any, keys: tuple[Any, ...], owner: Any,
     objects compare, or a name that shadows a behaviour of one of the class's bases), else
     None."""
     known = set(keys)
-    desc, module = _DESCRIPTORS, _ModuleType
+    desc = _DESCRIPTORS
     for key, value in list(space.items()):
-        if key in known or not (callable(value) or type(value) in desc or type(value) is module):
+        if key in known or not (callable(value) or type(value) in desc):
             continue
         if only is not None and not only(value):
             continue

@@ -152,6 +152,10 @@ def main() -> None:
     }
     boot["_libc"]()  # import ctypes now
     _preload(sys.argv[2] if len(sys.argv) > 2 else "")
+    for job in jobs.values():  # what a job builds once over the server's modules
+        prepare = job.get("prepare")
+        if callable(prepare):
+            prepare()
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sock_path)
