@@ -24,7 +24,7 @@ The official package is not a dependency: install it beside the checkout with
 ``pip install --no-deps --target DIR bigcodebench==0.2.5`` and pass ``--official DIR``.
 
 Usage: ``python benchmarks/vs_official_bigcodebench.py --official DIR [--every 6]
-[--workers 2] [--rounds 1] [--env bigvibebench] [--without-preload]``
+[--workers 2] [--rounds 1] [--env bigvibebench] [--without-preload] [--per-sample PATH]``
 
 ``--without-preload`` also runs ours without the environment's preload groups (the fork
 server importing the common libraries once), after the preloaded run, in the same round.
@@ -116,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--without-preload", action="store_true",
                     help="also run ours without the environment's preload groups (before/after)")
+    ap.add_argument("--per-sample", type=Path, default=None, metavar="PATH",
+                    help="write each sample's times (JSON lines: task, official status and "
+                         "seconds, our status, seconds and the harness's own seconds) to PATH")
     args = ap.parse_args(argv)
     if not (args.official / "bigcodebench" / "eval" / "__init__.py").exists():
         ap.error(f"--official {args.official}: no bigcodebench package there; install it with "
@@ -169,6 +172,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(ours_by[t].status == 'timeout' for t in tasks)}")
         print(f"  without those timeouts ({len(quick)} samples, sums of per-sample wall time): "
               f"official {off_sum:.1f} s, ours {ours_sum:.1f} s: {off_sum / max(ours_sum, 1e-9):.2f}x")
+        if args.per_sample is not None:
+            with args.per_sample.open("w", encoding="utf-8") as fh:
+                for t in tasks:
+                    fh.write(json.dumps({"task": t, "round": rnd + 1,
+                                         "official": off["results"][t],
+                                         "ours": [ours_by[t].status, ours_by[t].duration_s,
+                                                  ours_by[t].test_time_s]}) + "\n")
         for t in tasks:
             if (off["results"][t][0] == "pass") != (ours_by[t].status == "passed"):
                 print(f"    differs: {t}: official {off['results'][t][0]}, ours {ours_by[t].status}")

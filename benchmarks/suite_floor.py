@@ -1,0 +1,273 @@
+"""The whole of BigVibeBench through the plugin in a pinned environment, against its floor
+(issue 29, item 4), in one run.
+
+1. **cold**: ``pytest --vibe-model=replay:qwen2.5-coder-7b-instruct --vibe-suite=bigvibebench
+   --vibe-protocol=baseline --vibe-env=ENV -n WORKERS`` in an empty folder (empty execution
+   cache and calibration store: every time limit is calibrated as a first run's is);
+2. **cached**: the same again in that folder (every result from the execution cache);
+3. **floor**: the least work any engine must do for the same verdicts: the tests themselves,
+   run on the code the cold run ran (read from its JSON report), in the environment's
+   interpreter with its libraries already imported (every preload group of the environment,
+   imported once per worker; each task forked from there into its own temporary folder, the
+   candidate's and the tests' module code run untimed, then the tests timed alone:
+   ``unittest`` over the test class, as upstream). The floor is that time summed over
+   ``WORKERS`` workers, or the longest task if that is larger. A task whose tests run past
+   ``--limit`` seconds counts ``--limit``.
+
+Printed: the cold and cached wall times, the floor, the ratio cold / floor, the largest resident
+memory of the controller (the pytest process) and of any one of its descendants (the xdist
+workers, their fork servers and sandboxes; each process's own peak, ``VmHWM``, sampled every
+0.5 s), the plugin's table row, and how many tasks the floor passes
+that the cold run failed or the reverse (verdicts: the floor is plain Python, with network and
+no limits, so a few differ for those reasons), with the commit and the load average.
+
+The floor runs the model's code outside the sandbox, as the official BigCodeBench evaluator
+does; the whole benchmark runs in a network namespace with only loopback.
+
+Usage: ``python benchmarks/suite_floor.py [--env bigvibebench] [-n 2] [--limit 60]
+[--tasks N] [--floor-only REPORT]`` (``--floor-only``: measure only the floor, on the code of an existing
+cold run's report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import in_loopback_namespace, run_context
+
+from pytest_vibecheck.execute.environments import (
+    DEFAULT_ENV_ROOT,
+    Environment,
+    resolve_environment,
+)
+from pytest_vibecheck.suites.store import load_suite
+
+MODEL = "replay:qwen2.5-coder-7b-instruct"
+ROOT = Path(__file__).resolve().parents[1]
+
+#: One worker of the floor, run by the environment's interpreter: argv[1] is a JSON file of
+#: [[task_id, code, test_code, test_class], ...], argv[2] the modules to import first, argv[3]
+#: the limit in seconds; prints one JSON line {task_id: [status, seconds]}.
+FLOOR_DRIVER = r"""
+import importlib, io, json, os, shutil, signal, sys, tempfile, time, unittest
+
+items = json.load(open(sys.argv[1]))
+for name in filter(None, sys.argv[2].split(",")):
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+except Exception:
+    pass
+limit = int(sys.argv[3])
+out = {}
+for task, code, test, cls_name in items:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        folder = tempfile.mkdtemp()
+        os.chdir(folder)
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+        signal.alarm(limit)
+        status, took = "fail", 0.0
+        try:
+            scope = {"__name__": "__test__"}
+            exec(compile(code, "candidate.py", "exec"), scope)
+            exec(compile(test, "tests.py", "exec"), scope)
+            suite = unittest.TestLoader().loadTestsFromTestCase(scope[cls_name])
+            start = time.perf_counter()
+            result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+            took = time.perf_counter() - start
+            status = "pass" if result.wasSuccessful() else "fail"
+        except BaseException:
+            pass
+        signal.alarm(0)
+        os.chdir("/")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.write(w, json.dumps([status, took]).encode())
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        data = os.read(r, 65536)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(r)
+    os.waitpid(pid, 0)
+    out[task] = json.loads(b"".join(chunks)) if chunks else ["timeout", float(limit)]
+print(json.dumps(out))
+"""
+
+
+class PeakMemory:
+    """The largest ``VmHWM`` (MiB) seen of a process and of any one of its descendants,
+    sampled every 0.5 s while it runs."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.controller = 0.0
+        self.worker = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _hwm(pid: int) -> float:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except (OSError, ValueError):
+            pass
+        return 0.0
+
+    def _descendants(self) -> list[int]:
+        found, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            try:
+                text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+            except OSError:
+                continue
+            kids = [int(p) for p in text.split()]
+            found += kids
+            todo += kids
+        return found
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self.controller = max(self.controller, self._hwm(self.pid))
+            for pid in self._descendants():
+                self.worker = max(self.worker, self._hwm(pid))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _plugin(work: Path, env: str, workers: str,
+            extra: list[str]) -> tuple[float, dict[str, Any], str, PeakMemory]:
+    report = work / "report.json"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--vibe-model={MODEL}",
+           "--vibe-suite=bigvibebench", "--vibe-protocol=baseline", f"--vibe-env={env}",
+           "-n", workers, "-q", "--tb=no", "--vibe-no-fail-items", f"--vibe-report={report}", *extra]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    memory = PeakMemory(proc.pid)
+    stdout, _ = proc.communicate()
+    wall = time.perf_counter() - start
+    memory.stop()
+    if proc.returncode not in (0, 1) or not report.is_file():
+        raise SystemExit(f"pytest failed in {work} (exit {proc.returncode}):\n{stdout[-1500:]}")
+    row = next((ln.strip() for ln in stdout.splitlines() if f"  {MODEL}  " in ln), "")
+    return wall, json.loads(report.read_text(encoding="utf-8")), row, memory
+
+
+def _outcomes(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """task id -> (test status of the last turn, its code) of every run item."""
+    out = {}
+    for item in report["items"]:
+        if item.get("skip_reason") or item.get("error"):
+            continue
+        turn = (item.get("turns") or [{}])[-1]
+        out[str(item["task_id"])] = (str(turn.get("tests", {}).get("status")),
+                                     str(turn.get("code") or ""))
+    return out
+
+
+def _floor(cold: dict[str, tuple[str, str]], environment: Environment, workers: int,
+           limit: int) -> dict[str, list[Any]]:
+    suite = load_suite("bigvibebench")
+    modules = sorted({m for group in environment.preload for m in group})
+    items = []
+    for task, (_status, code) in sorted(cold.items()):
+        problem = suite.get(task)
+        if problem.test.kind != "bigcodebench-unittest" or not code:
+            continue
+        items.append([task, code, problem.test.code, "TestCases"])
+    results: dict[str, list[Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="vibecheck-floor-") as tmp:
+        driver = Path(tmp) / "driver.py"
+        driver.write_text(FLOOR_DRIVER, encoding="utf-8")
+        procs = []
+        for n in range(workers):
+            part = Path(tmp) / f"items-{n}.json"
+            part.write_text(json.dumps(items[n::workers]), encoding="utf-8")
+            procs.append(subprocess.Popen(
+                [environment.python, str(driver), str(part), ",".join(modules), str(limit)],
+                cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        for proc in procs:
+            stdout, _ = proc.communicate()
+            results.update(json.loads(stdout.strip().splitlines()[-1]))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--env", default="bigvibebench")
+    ap.add_argument("-n", "--workers", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=60, help="seconds a task's tests may take")
+    ap.add_argument("--floor-only", type=Path, default=None, metavar="REPORT")
+    ap.add_argument("--tasks", type=int, default=None, metavar="N",
+                    help="only the first N tasks (--vibe-limit; a smoke run)")
+    args = ap.parse_args(argv)
+    in_loopback_namespace("suite_floor.py")
+    print(run_context())
+    environment = resolve_environment(args.env, ROOT / DEFAULT_ENV_ROOT)
+    if environment.path is None:
+        ap.error(f"--env {args.env}: the floor needs a created environment "
+                 "(vibecheck env create bigvibebench)")
+    folder = str(environment.path.resolve())
+    extra = [] if args.tasks is None else [f"--vibe-limit={args.tasks}"]
+    if args.floor_only is not None:
+        cold_report = json.loads(args.floor_only.read_text(encoding="utf-8"))
+        cold_wall = None
+    else:
+        with tempfile.TemporaryDirectory(prefix="vibecheck-suite-") as tmp:
+            work = Path(tmp)
+            cold_wall, cold_report, row, memory = _plugin(work, folder, str(args.workers), extra)
+            print(f"cold:   {cold_wall:7.1f} s  {row}")
+            print(f"        largest resident memory: controller {memory.controller:.0f} MiB, "
+                  f"any one worker, fork server or sandbox {memory.worker:.0f} MiB")
+            cached_wall, _cached, row, _memory = _plugin(work, folder, str(args.workers), extra)
+            print(f"cached: {cached_wall:7.1f} s  {row}")
+    cold = _outcomes(cold_report)
+    start = time.perf_counter()
+    floor = _floor(cold, environment, args.workers, args.limit)
+    took = time.perf_counter() - start
+    times = [t for _s, t in floor.values()]
+    total = sum(times)
+    longest = max(times, default=0.0)
+    value = max(total / args.workers, longest)
+    print(f"floor:  {value:7.1f} s  (the tests alone, libraries imported: {total:.1f} s over "
+          f"{len(floor)} tasks / {args.workers} workers, longest {longest:.1f} s; "
+          f"measured in {took:.1f} s)")
+    if cold_wall is not None:
+        print(f"cold run = {cold_wall / value:.2f}x the floor (target <= 2x)")
+    differ = [t for t, (s, _t) in floor.items()
+              if (s == "pass") != (cold.get(t, ("", ""))[0] == "passed")]
+    print(f"verdicts: the floor and the cold run agree on {len(floor) - len(differ)}/{len(floor)}")
+    for task in sorted(differ)[:20]:
+        print(f"  differs: {task}: floor {floor[task][0]}, plugin {cold[task][0]}")
+    print(f"load average now {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
