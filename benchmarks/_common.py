@@ -8,8 +8,10 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pytest_vibecheck.verify.instructions import Instruction, all_instructions
 from pytest_vibecheck.verify.ruff_engine import default_engine
@@ -159,3 +161,90 @@ def in_loopback_namespace(script: str) -> None:
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+#: One worker of :func:`tests_floor`, run by the environment's interpreter: argv[1] is a JSON file of
+#: [[task_id, code, test_code, test_class], ...], argv[2] the modules to import first, argv[3]
+#: the limit in seconds; prints one JSON line {task_id: [status, seconds]}.
+FLOOR_DRIVER = r"""
+import importlib, io, json, os, shutil, signal, sys, tempfile, time, unittest
+
+items = json.load(open(sys.argv[1]))
+for name in filter(None, sys.argv[2].split(",")):
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+except Exception:
+    pass
+limit = int(sys.argv[3])
+out = {}
+for task, code, test, cls_name in items:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        folder = tempfile.mkdtemp()
+        os.chdir(folder)
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+        signal.alarm(limit)
+        status, took = "fail", 0.0
+        try:
+            scope = {"__name__": "__test__"}
+            exec(compile(code, "candidate.py", "exec"), scope)
+            exec(compile(test, "tests.py", "exec"), scope)
+            suite = unittest.TestLoader().loadTestsFromTestCase(scope[cls_name])
+            start = time.perf_counter()
+            result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+            took = time.perf_counter() - start
+            status = "pass" if result.wasSuccessful() else "fail"
+        except BaseException:
+            pass
+        signal.alarm(0)
+        os.chdir("/")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.write(w, json.dumps([status, took]).encode())
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        data = os.read(r, 65536)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(r)
+    os.waitpid(pid, 0)
+    out[task] = json.loads(b"".join(chunks)) if chunks else ["timeout", float(limit)]
+print(json.dumps(out))
+"""
+
+
+def tests_floor(items: Sequence[tuple[str, str, str]], python: str, modules: Sequence[str],
+                workers: int, limit: int) -> dict[str, list[Any]]:
+    """The floor of BigCodeBench execution: the tests alone. ``items``: (task id, code, test
+    source with a ``TestCases`` class). ``workers`` processes of ``python`` each import
+    ``modules`` once, then fork each of their share of the tasks (every ``workers``-th) into
+    its own temporary folder (``TZ=UTC``), run the code's and the tests' module code there
+    untimed and time ``unittest`` over ``TestCases`` alone. Returns task id -> [``pass`` |
+    ``fail`` | ``timeout``, seconds]; a task past ``limit`` seconds counts ``limit``. The code
+    runs outside any sandbox, as the official evaluator runs it."""
+    results: dict[str, list[Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="vibecheck-floor-") as tmp:
+        driver = Path(tmp) / "driver.py"
+        driver.write_text(FLOOR_DRIVER, encoding="utf-8")
+        procs = []
+        for n in range(workers):
+            part = Path(tmp) / f"items-{n}.json"
+            share = [[task, code, test, "TestCases"] for task, code, test in items[n::workers]]
+            part.write_text(json.dumps(share), encoding="utf-8")
+            procs.append(subprocess.Popen(
+                [python, str(driver), str(part), ",".join(modules), str(limit)],
+                cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        for proc in procs:
+            stdout, _ = proc.communicate()
+            results.update(json.loads(stdout.strip().splitlines()[-1]))
+    return results

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import in_loopback_namespace, run_context
+from _common import in_loopback_namespace, run_context, tests_floor
 
 from pytest_vibecheck.execute.environments import (
     DEFAULT_ENV_ROOT,
@@ -53,66 +53,6 @@ from pytest_vibecheck.suites.store import load_suite
 
 MODEL = "replay:qwen2.5-coder-7b-instruct"
 ROOT = Path(__file__).resolve().parents[1]
-
-#: One worker of the floor, run by the environment's interpreter: argv[1] is a JSON file of
-#: [[task_id, code, test_code, test_class], ...], argv[2] the modules to import first, argv[3]
-#: the limit in seconds; prints one JSON line {task_id: [status, seconds]}.
-FLOOR_DRIVER = r"""
-import importlib, io, json, os, shutil, signal, sys, tempfile, time, unittest
-
-items = json.load(open(sys.argv[1]))
-for name in filter(None, sys.argv[2].split(",")):
-    try:
-        importlib.import_module(name)
-    except Exception:
-        pass
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-except Exception:
-    pass
-limit = int(sys.argv[3])
-out = {}
-for task, code, test, cls_name in items:
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        folder = tempfile.mkdtemp()
-        os.chdir(folder)
-        os.environ["TZ"] = "UTC"
-        time.tzset()
-        signal.alarm(limit)
-        status, took = "fail", 0.0
-        try:
-            scope = {"__name__": "__test__"}
-            exec(compile(code, "candidate.py", "exec"), scope)
-            exec(compile(test, "tests.py", "exec"), scope)
-            suite = unittest.TestLoader().loadTestsFromTestCase(scope[cls_name])
-            start = time.perf_counter()
-            result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
-            took = time.perf_counter() - start
-            status = "pass" if result.wasSuccessful() else "fail"
-        except BaseException:
-            pass
-        signal.alarm(0)
-        os.chdir("/")
-        shutil.rmtree(folder, ignore_errors=True)
-        os.write(w, json.dumps([status, took]).encode())
-        os._exit(0)
-    os.close(w)
-    chunks = []
-    while True:
-        data = os.read(r, 65536)
-        if not data:
-            break
-        chunks.append(data)
-    os.close(r)
-    os.waitpid(pid, 0)
-    out[task] = json.loads(b"".join(chunks)) if chunks else ["timeout", float(limit)]
-print(json.dumps(out))
-"""
-
 
 class PeakMemory:
     """The largest ``VmHWM`` (MiB) seen of a process and of any one of its descendants,
@@ -194,28 +134,14 @@ def _outcomes(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
 def _floor(cold: dict[str, tuple[str, str]], environment: Environment, workers: int,
            limit: int) -> dict[str, list[Any]]:
     suite = load_suite("bigvibebench")
-    modules = sorted({m for group in environment.preload for m in group})
     items = []
     for task, (_status, code) in sorted(cold.items()):
         problem = suite.get(task)
         if problem.test.kind != "bigcodebench-unittest" or not code:
             continue
-        items.append([task, code, problem.test.code, "TestCases"])
-    results: dict[str, list[Any]] = {}
-    with tempfile.TemporaryDirectory(prefix="vibecheck-floor-") as tmp:
-        driver = Path(tmp) / "driver.py"
-        driver.write_text(FLOOR_DRIVER, encoding="utf-8")
-        procs = []
-        for n in range(workers):
-            part = Path(tmp) / f"items-{n}.json"
-            part.write_text(json.dumps(items[n::workers]), encoding="utf-8")
-            procs.append(subprocess.Popen(
-                [environment.python, str(driver), str(part), ",".join(modules), str(limit)],
-                cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
-        for proc in procs:
-            stdout, _ = proc.communicate()
-            results.update(json.loads(stdout.strip().splitlines()[-1]))
-    return results
+        items.append((task, code, problem.test.code))
+    modules = sorted({m for group in environment.preload for m in group})
+    return tests_floor(items, environment.python, modules, workers, limit)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,10 +24,13 @@ The official package is not a dependency: install it beside the checkout with
 ``pip install --no-deps --target DIR bigcodebench==0.2.5`` and pass ``--official DIR``.
 
 Usage: ``python benchmarks/vs_official_bigcodebench.py --official DIR [--every 6]
-[--workers 2] [--rounds 1] [--env bigvibebench] [--without-preload] [--per-sample PATH]``
+[--workers 2] [--rounds 1] [--env bigvibebench] [--without-preload] [--floor] [--per-sample PATH]``
 
 ``--without-preload`` also runs ours without the environment's preload groups (the fork
 server importing the common libraries once), after the preloaded run, in the same round.
+``--floor`` also measures, in the same round, the floor both sides share: the samples' tests
+alone, in the environment's interpreter with its preload groups imported
+(``_common.tests_floor``), and prints each side's time as a multiple of it.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _common import tests_floor
 
 from pytest_vibecheck.execute.envcheck import check_environment
 from pytest_vibecheck.execute.environments import resolve_environment
@@ -116,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--without-preload", action="store_true",
                     help="also run ours without the environment's preload groups (before/after)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also measure the floor on the same samples: their tests alone, with "
+                         "the environment's libraries imported (_common.tests_floor)")
     ap.add_argument("--per-sample", type=Path, default=None, metavar="PATH",
                     help="write each sample's times (JSON lines: task, official status and "
                          "seconds, our status, seconds and the harness's own seconds) to PATH")
@@ -172,13 +180,26 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(ours_by[t].status == 'timeout' for t in tasks)}")
         print(f"  without those timeouts ({len(quick)} samples, sums of per-sample wall time): "
               f"official {off_sum:.1f} s, ours {ours_sum:.1f} s: {off_sum / max(ours_sum, 1e-9):.2f}x")
+        floor_by: dict[str, list[Any]] = {}
+        if args.floor:
+            modules = sorted({m for group in environment.preload for m in group})
+            floor_by = tests_floor([(t, samples[t], problems[t].test.code) for t in tasks],
+                                   python, modules, args.workers, 60)
+            times = [floor_by[t][1] for t in tasks]
+            floor = max(sum(times) / args.workers, max(times))
+            quick_floor = sum(floor_by[t][1] for t in quick)
+            print(f"  floor (the tests alone, libraries imported; sum / {args.workers} workers, or "
+                  f"the longest): {floor:.1f} s: official {off['wall_s'] / floor:.2f}x it, ours "
+                  f"{ours_wall / floor:.2f}x; without the timeouts (sums) {quick_floor:.1f} s: "
+                  f"official {off_sum / quick_floor:.2f}x, ours {ours_sum / quick_floor:.2f}x")
         if args.per_sample is not None:
             with args.per_sample.open("w", encoding="utf-8") as fh:
                 for t in tasks:
                     fh.write(json.dumps({"task": t, "round": rnd + 1,
                                          "official": off["results"][t],
                                          "ours": [ours_by[t].status, ours_by[t].duration_s,
-                                                  ours_by[t].test_time_s]}) + "\n")
+                                                  ours_by[t].test_time_s],
+                                         "floor": floor_by.get(t)}) + "\n")
         for t in tasks:
             if (off["results"][t][0] == "pass") != (ours_by[t].status == "passed"):
                 print(f"    differs: {t}: official {off['results'][t][0]}, ours {ours_by[t].status}")
