@@ -396,6 +396,35 @@ def test_a_preloaded_group_serves_the_tasks_that_use_it_and_reseeds_numpy() -> N
     assert "draw (False, " in plain.stdout
 
 
+FRAME_TEST = """import unittest
+import pandas as pd
+
+class TestCases(unittest.TestCase):
+    def test_total(self):
+        self.assertTrue(task_func().equals(pd.DataFrame({"a": [1, 2]})))
+"""
+
+
+def test_a_preloaded_librarys_class_patched_by_the_candidate_is_tampering() -> None:
+    """The fork server builds the full snapshots' index once over what it preloaded
+    (harness.prepare): a candidate that replaces a method of a preloaded library's class
+    (``pandas.DataFrame.equals``) is found by a run forked from it, and an honest one
+    passes there."""
+    pytest.importorskip("pandas")
+    settings = ExecSettings(time_limit_s=20, preload=(("pandas",),))
+    task = bcb_problem(FRAME_TEST, libs=("ctypes", "pandas"))
+    honest = run_tests('import pandas as pd\n\ndef task_func():\n'
+                       '    return pd.DataFrame({"a": [1, 2]})\n', task, settings)
+    assert honest.status == "passed", honest.message
+    assert honest.isolation["launcher"] == "fork-server"
+    # a route the static screen does not name, so the snapshot is what finds it
+    forged = run_tests('import pandas as pd\n\ndef _same(self, other):\n    return True\n\n'
+                       'for k in [pd.DataFrame]:\n    setattr(k, "eq" + "uals", _same)\n\n'
+                       'def task_func():\n    return pd.DataFrame({"a": [9]})\n', task, settings)
+    assert forged.status == "tampered", forged.message
+    assert "added pandas.core.frame.DataFrame.equals while it was imported" in forged.tamper
+
+
 def test_a_forked_run_finds_its_own_temporary_folder(monkeypatch: pytest.MonkeyPatch,
                                                      tmp_path: Path) -> None:
     """A preloaded library that asked ``tempfile`` for the temporary folder at import made it
