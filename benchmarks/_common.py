@@ -167,7 +167,7 @@ def _quote(text: str) -> str:
 #: [[task_id, code, test_code, test_class], ...], argv[2] the modules to import first, argv[3]
 #: the limit in seconds; prints one JSON line {task_id: [status, seconds]}.
 FLOOR_DRIVER = r"""
-import importlib, io, json, os, shutil, signal, sys, tempfile, time, unittest
+import importlib, io, json, os, select, shutil, signal, sys, tempfile, time, unittest
 
 items = json.load(open(sys.argv[1]))
 for name in filter(None, sys.argv[2].split(",")):
@@ -187,6 +187,7 @@ for task, code, test, cls_name in items:
     pid = os.fork()
     if pid == 0:
         os.close(r)
+        os.setpgid(0, 0)
         folder = tempfile.mkdtemp()
         os.chdir(folder)
         os.environ["TZ"] = "UTC"
@@ -210,15 +211,28 @@ for task, code, test, cls_name in items:
         os.write(w, json.dumps([status, took]).encode())
         os._exit(0)
     os.close(w)
-    chunks = []
-    while True:
-        data = os.read(r, 65536)
-        if not data:
+    # read the one result, never waiting past the limit for a process the task left holding
+    # the pipe (a server its tests started); then end the task's whole process group
+    deadline, data, got = time.monotonic() + limit + 10, b"", None
+    while got is None:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([r], [], [], left)[0]:
             break
-        chunks.append(data)
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+        try:
+            got = json.loads(data)
+        except ValueError:
+            continue
     os.close(r)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
     os.waitpid(pid, 0)
-    out[task] = json.loads(b"".join(chunks)) if chunks else ["timeout", float(limit)]
+    out[task] = got if got is not None else ["timeout", float(limit)]
 print(json.dumps(out))
 """
 
