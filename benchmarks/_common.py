@@ -188,8 +188,13 @@ for task, code, test, cls_name in items:
     if pid == 0:
         os.close(r)
         os.setpgid(0, 0)
+        if os.geteuid() == 0:  # as nobody: the code cannot write outside its folder
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
         folder = tempfile.mkdtemp()
         os.chdir(folder)
+        os.environ["HOME"] = folder
         os.environ["TZ"] = "UTC"
         time.tzset()
         signal.alarm(limit)
@@ -242,8 +247,10 @@ def tests_floor(items: Sequence[tuple[str, str, str]], python: str, modules: Seq
     """The floor of BigCodeBench execution: the tests alone. ``items``: (task id, code, test
     source with a ``TestCases`` class). ``workers`` processes of ``python`` each import
     ``modules`` once, then fork each of their share of the tasks (every ``workers``-th) into
-    its own temporary folder (``TZ=UTC``), run the code's and the tests' module code there
-    untimed and time ``unittest`` over ``TestCases`` alone. Returns task id -> [``pass`` |
+    its own temporary folder (``TZ=UTC``, ``HOME`` there; as the unprivileged user ``nobody``
+    when run as root, so code that writes to an absolute path, such as ``/target/dir``, cannot
+    leave it on the host for later runs to see), run the code's and the tests' module code
+    there untimed and time ``unittest`` over ``TestCases`` alone. Returns task id -> [``pass`` |
     ``fail`` | ``timeout``, seconds]; a task past ``limit`` seconds counts ``limit``. The code
     runs outside any sandbox, as the official evaluator runs it."""
     results: dict[str, list[Any]] = {}
