@@ -155,7 +155,9 @@ def main() -> None:
     for job in jobs.values():  # what a job builds once over the server's modules
         prepare = job.get("prepare")
         if callable(prepare):
-            prepare()
+            # a job whose preparation failed builds what it needs in each run instead
+            with contextlib.suppress(Exception):
+                prepare()
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sock_path)
