@@ -225,7 +225,7 @@ def test_a_prebuilt_index_is_refreshed_to_what_grow_would_build_now() -> None:
         assert set(entry[2]) == {"helper", "gone"}
         module.added = max  # type: ignore[attr-defined]  # a lazily set function
         module.slot = abs  # type: ignore[attr-defined]  # data that now holds a function
-        del module.gone  # type: ignore[attr-defined]
+        del module.gone
         snap = index.take()
         fresh = snap_mod.Index()
         fresh.take()
