@@ -229,6 +229,14 @@ DECOYS = [
     ("a lambda assigned to _", "import os\n\n_ = lambda: os.getcwd()\n", "os"),
     ("assert of the name", "import os\n\nassert os\n", "os"),
     ("a private helper nothing calls", "import os\n\n\ndef _unused():\n    return os.getcwd()\n", "os"),
+    # the text filter in front of the parse once let these two through unparsed
+    ('"" and ... in a function', 'import os\n\n\ndef f():\n    "" and os.getcwd()\n    return 1\n', "os"),
+    ("a tuple of names alone", "import os\n\n\ndef f():\n    os, os.path\n    return 1\n", "os"),
+    ("a name alone after ;", "import os\n\nx = 1; os\n", "os"),
+    ("a name alone after if ...:", "import os\n\nx = 1\nif x: os\n", "os"),
+    ("False and ... past a comment", "import os\n\nok = (False  # c\n      and os.getcwd())\n", "os"),
+    ("False and ... past a line continuation", "import os\n\nok = False \\\n    and os\n", "os"),
+    ("_ = ... after ;", "import os\n\nx = 1; _ = os\n", "os"),
 ]
 
 

@@ -592,22 +592,46 @@ def _decoy_parts(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
     return list(ast.iter_child_nodes(node)), []
 
 
-#: Text without any of these has no decoy use (:func:`decoy_uses`), so it is not parsed: a test
-#: on a constant (``if False``, ``while 0``, ``x if 1 > 2 else``), a constant that short-cuts
-#: ``and``/``or``, ``_ =``, ``assert NAME``, ``__all__``, a private ``def``, a line that is
-#: only a name.
-_DECOY_HINT = re.compile(
-    r"\b(?:if|elif|while)\b[\s(]*(?:not\b[\s(]*)*(?:False|True|None|[0-9.]|[bruBRU]?['\"])"
-    r"|\b(?:False|True|None|0|1)\s*\)*\s*(?:and|or)\b"
-    r"|(?:^|\n)[ \t]*_[ \t]*=|\bassert\b|__all__|\bdef\s+_"
+#: Text without a match of any of these has no decoy use (:func:`decoy_uses`), so it is not
+#: parsed: a test on a constant (``if False``, ``while 0``, ``x if 1 > 2 else``, ``if ""``), a
+#: constant that short-cuts ``and``/``or`` (``False and x``, ``"" and x``, ``1 or x``), an
+#: assignment to ``_``, ``assert``, ``__all__``, a private ``def``, a statement of names after
+#: ``;`` or ``:`` (``x = 1; os``, ``if x: os``). Spaces, brackets, line continuations and
+#: comments may stand between the words. Each starts with a literal, so ``re`` scans for it
+#: fast (one alternation of them, or a leading ``\b``, made it try every position).
+_GAP = r"(?:[\s(\\]|#[^\n]*\n)*"
+_DECOY_HINTS = tuple(re.compile(pattern) for pattern in (
+    r"(?:if|while)" + _GAP + r"(?:not\b" + _GAP + r")*(?:False|True|None|[0-9.]|[bruBRUfF]*['\"])",
+    r"(?:False|True|None|[0-9.]|['\"])(?:[\s)\\]|#[^\n]*\n)*(?<![\w.])(?:and|or)\b",
+    r"_(?:[ \t)\]]|\\\n)*=(?!=)",
+    r"assert\b",
+    r"__all__",
+    r"def\s+_",
+    r"[;:](?:[^\S\n]|[()])*(?:[^\W\d]|\.)[\w.]*"
+    r"(?:(?:[^\S\n]|[()])*,(?:[^\S\n]|[()])*(?:[^\W\d]|\.)[\w.]*)*"
+    r"(?:[^\S\n]|[)])*(?:[;#\n]|\Z)",
+))
+#: A line that is only names, as a statement that does nothing is (``os``, ``(os.path)``,
+#: ``os, sys``); it also matches a call without arguments (``plt.show()``), which is parsed to
+#: tell. Group 1: the first name.
+_BARE_LINE = re.compile(
+    r"^(?:[^\S\n]|[()])*((?:[^\W\d]|\.)[\w.]*)"
+    r"(?:(?:[^\S\n]|[()])*,(?:[^\S\n]|[()])*(?:[^\W\d]|\.)[\w.]*)*"
+    r"(?:[^\S\n]|[(),])*(?:#.*)?$",
+    re.MULTILINE,
 )
 _KEYWORD_LINES = frozenset({"pass", "break", "continue", "return", "else", "try", "finally", "raise", "yield"})
 
 
 def _may_have_decoys(code: str) -> bool:
-    if _DECOY_HINT.search(code) is not None:
+    """False only for code in which :func:`decoy_uses` cannot find a decoy use."""
+    if any(hint.search(code) for hint in _DECOY_HINTS):
         return True
-    for line in code.split("\n"):  # a line that is only a name (``os``, ``(os.path)``)
+    if any(m.group(1) not in _KEYWORD_LINES for m in _BARE_LINE.finditer(code)):
+        return True
+    if code.isascii():
+        return False
+    for line in code.split("\n"):  # identifiers beyond what ``\w`` spells
         word = line.split("#", 1)[0].strip().strip("()").strip()
         if word and word.replace(".", "_").isidentifier() and word not in _KEYWORD_LINES:
             return True
