@@ -1,4 +1,5 @@
-"""Shared helpers of the verification benchmarks (real BigCodeBench samples, paper settings)."""
+"""Shared helpers of the benchmarks (real BigCodeBench samples, paper settings, the floor of
+execution)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_vibecheck.execute.environments import Environment
 from pytest_vibecheck.verify.instructions import Instruction, all_instructions
 from pytest_vibecheck.verify.ruff_engine import default_engine
 
@@ -242,17 +244,19 @@ print(json.dumps(out))
 """
 
 
-def tests_floor(items: Sequence[tuple[str, str, str]], python: str, modules: Sequence[str],
+def tests_floor(items: Sequence[tuple[str, str, str]], environment: Environment,
                 workers: int, limit: int) -> dict[str, list[Any]]:
     """The floor of BigCodeBench execution: the tests alone. ``items``: (task id, code, test
-    source with a ``TestCases`` class). ``workers`` processes of ``python`` each import
-    ``modules`` once, then fork each of their share of the tasks (every ``workers``-th) into
+    source with a ``TestCases`` class). ``workers`` processes of the environment's interpreter
+    each import every module of its preload groups once, then fork each of their share of the
+    tasks (every ``workers``-th) into
     its own temporary folder (``TZ=UTC``, ``HOME`` there; as the unprivileged user ``nobody``
     when run as root, so code that writes to an absolute path, such as ``/target/dir``, cannot
     leave it on the host for later runs to see), run the code's and the tests' module code
     there untimed and time ``unittest`` over ``TestCases`` alone. Returns task id -> [``pass`` |
     ``fail`` | ``timeout``, seconds]; a task past ``limit`` seconds counts ``limit``. The code
     runs outside any sandbox, as the official evaluator runs it."""
+    modules = sorted({m for group in environment.preload for m in group})
     results: dict[str, list[Any]] = {}
     with tempfile.TemporaryDirectory(prefix="vibecheck-floor-") as tmp:
         driver = Path(tmp) / "driver.py"
@@ -263,9 +267,15 @@ def tests_floor(items: Sequence[tuple[str, str, str]], python: str, modules: Seq
             share = [[task, code, test, "TestCases"] for task, code, test in items[n::workers]]
             part.write_text(json.dumps(share), encoding="utf-8")
             procs.append(subprocess.Popen(
-                [python, str(driver), str(part), ",".join(modules), str(limit)],
+                [environment.python, str(driver), str(part), ",".join(modules), str(limit)],
                 cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
         for proc in procs:
             stdout, _ = proc.communicate()
             results.update(json.loads(stdout.strip().splitlines()[-1]))
     return results
+
+
+def floor_seconds(times: Sequence[float], workers: int) -> float:
+    """The floor of work spread over ``workers``: the sum of ``times`` (seconds) over the
+    workers, or the longest one if that is larger (0.0 for none)."""
+    return max(sum(times) / workers, max(times, default=0.0))

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import in_loopback_namespace, run_context, tests_floor
+from _common import floor_seconds, in_loopback_namespace, run_context, tests_floor
 
 from pytest_vibecheck.execute.environments import (
     DEFAULT_ENV_ROOT,
@@ -140,8 +140,7 @@ def _floor(cold: dict[str, tuple[str, str]], environment: Environment, workers: 
         if problem.test.kind != "bigcodebench-unittest" or not code:
             continue
         items.append((task, code, problem.test.code))
-    modules = sorted({m for group in environment.preload for m in group})
-    return tests_floor(items, environment.python, modules, workers, limit)
+    return tests_floor(items, environment, workers, limit)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     times = [t for _s, t in floor.values()]
     total = sum(times)
     longest = max(times, default=0.0)
-    value = max(total / args.workers, longest)
+    value = floor_seconds(times, args.workers)
     print(f"floor:  {value:7.1f} s  (the tests alone, libraries imported: {total:.1f} s over "
           f"{len(floor)} tasks / {args.workers} workers, longest {longest:.1f} s; "
           f"measured in {took:.1f} s)")

@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import tests_floor
+from _common import floor_seconds, tests_floor
 
 from pytest_vibecheck.execute.envcheck import check_environment
 from pytest_vibecheck.execute.environments import resolve_environment
@@ -182,11 +182,9 @@ def main(argv: list[str] | None = None) -> int:
               f"official {off_sum:.1f} s, ours {ours_sum:.1f} s: {off_sum / max(ours_sum, 1e-9):.2f}x")
         floor_by: dict[str, list[Any]] = {}
         if args.floor:
-            modules = sorted({m for group in environment.preload for m in group})
             floor_by = tests_floor([(t, samples[t], problems[t].test.code) for t in tasks],
-                                   python, modules, args.workers, 60)
-            times = [floor_by[t][1] for t in tasks]
-            floor = max(sum(times) / args.workers, max(times))
+                                   environment, args.workers, 60)
+            floor = floor_seconds([floor_by[t][1] for t in tasks], args.workers)
             quick_floor = sum(floor_by[t][1] for t in quick)
             print(f"  floor (the tests alone, libraries imported; sum / {args.workers} workers, or "
                   f"the longest): {floor:.1f} s: official {off['wall_s'] / floor:.2f}x it, ours "
