@@ -169,7 +169,7 @@ def _quote(text: str) -> str:
 #: [[task_id, code, test_code, test_class], ...], argv[2] the modules to import first, argv[3]
 #: the limit in seconds; prints one JSON line {task_id: [status, seconds]}.
 FLOOR_DRIVER = r"""
-import importlib, io, json, os, select, shutil, signal, sys, tempfile, time, unittest
+import ctypes, importlib, io, json, os, select, signal, sys, tempfile, time, unittest
 
 items = json.load(open(sys.argv[1]))
 for name in filter(None, sys.argv[2].split(",")):
@@ -183,6 +183,24 @@ try:
 except Exception:
     pass
 limit = int(sys.argv[3])
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def seal_host():
+    # as root, in a mount namespace of its own: / read-only, and empty /tmp and /dev/shm of
+    # its own, so what the code writes outside them fails and nothing stays on the host
+    MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+    def mount(src, target, fstype, flags):
+        if libc.mount(src, target.encode(), fstype, flags, None) != 0:
+            raise OSError(ctypes.get_errno(), "mount " + target)
+    if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
+        raise OSError(ctypes.get_errno(), "unshare")
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount(b"tmpfs", "/tmp", b"tmpfs", 0)
+    mount(b"tmpfs", "/dev/shm", b"tmpfs", 0)
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+
+
 out = {}
 for task, code, test, cls_name in items:
     r, w = os.pipe()
@@ -190,10 +208,9 @@ for task, code, test, cls_name in items:
     if pid == 0:
         os.close(r)
         os.setpgid(0, 0)
-        if os.geteuid() == 0:  # as nobody: the code cannot write outside its folder
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
+        if os.geteuid() == 0:
+            seal_host()
+        tempfile.tempdir = None
         folder = tempfile.mkdtemp()
         os.chdir(folder)
         os.environ["HOME"] = folder
@@ -213,8 +230,6 @@ for task, code, test, cls_name in items:
         except BaseException:
             pass
         signal.alarm(0)
-        os.chdir("/")
-        shutil.rmtree(folder, ignore_errors=True)
         os.write(w, json.dumps([status, took]).encode())
         os._exit(0)
     os.close(w)
@@ -250,10 +265,11 @@ def tests_floor(items: Sequence[tuple[str, str, str]], environment: Environment,
     source with a ``TestCases`` class). ``workers`` processes of the environment's interpreter
     each import every module of its preload groups once, then fork each of their share of the
     tasks (every ``workers``-th) into
-    its own temporary folder (``TZ=UTC``, ``HOME`` there; as the unprivileged user ``nobody``
-    when run as root, so code that writes to an absolute path, such as ``/target/dir``, cannot
-    leave it on the host for later runs to see), run the code's and the tests' module code
-    there untimed and time ``unittest`` over ``TestCases`` alone. Returns task id -> [``pass`` |
+    its own temporary folder (``TZ=UTC``, ``HOME`` there; when run as root, in a mount
+    namespace of its own where ``/`` is read-only and ``/tmp`` and ``/dev/shm`` are empty and
+    its own, so code that writes to an absolute path, such as ``/target/dir``, cannot leave it
+    on the host for later runs to see), run the code's and the tests' module code there
+    untimed and time ``unittest`` over ``TestCases`` alone. Returns task id -> [``pass`` |
     ``fail`` | ``timeout``, seconds]; a task past ``limit`` seconds counts ``limit``. The code
     runs outside any sandbox, as the official evaluator runs it."""
     modules = sorted({m for group in environment.preload for m in group})
