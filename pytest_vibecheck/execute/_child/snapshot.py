@@ -88,13 +88,19 @@ def _keys(space: Any) -> tuple[Any, ...]:
     return tuple([k for k, v in list(space.items()) if callable(v) or type(v) in desc])
 
 
+def _values(spaces: list[Any], keys: list[Any]) -> list[Any]:
+    """The value of each ``(namespace, key)`` pair (``_MISSING`` for a key gone): one C-level
+    pass, or one look-up each when a key is gone."""
+    try:
+        return list(map(_getitem, spaces, keys))
+    except KeyError:
+        return [space.get(k, _MISSING) for space, k in zip(spaces, keys, strict=True)]
+
+
 def _behaviours(spaces: list[Any], keys: list[Any]) -> list[bool]:
     """Whether the value of each ``(namespace, key)`` pair is a behaviour, as :func:`_keys`
     decides (``False`` for a key gone): C-level passes only."""
-    try:
-        values = list(map(_getitem, spaces, keys))
-    except KeyError:
-        values = [space.get(k, _MISSING) for space, k in zip(spaces, keys, strict=True)]
+    values = _values(spaces, keys)
     return list(map(_or, map(callable, values),
                     map(_DESCRIPTORS.__contains__, map(type, values))))
 
@@ -121,8 +127,7 @@ class Index:
         self._seen.add(id(space))
         keys = _keys(space)
         self.spaces.append((label, space, keys, owner))
-        self._flat_spaces += [space] * len(keys)
-        self._flat_keys += keys
+        self._flatten(space, keys)
         self._space_list.append(space)
 
     def grow(self) -> None:
@@ -187,17 +192,18 @@ class Index:
             self.spaces[n] = (label, space, _keys(space), owner)
         self._flat_spaces, self._flat_keys = [], []
         for _label, space, space_keys, _owner in self.spaces:
-            self._flat_spaces += [space] * len(space_keys)
-            self._flat_keys += space_keys
+            self._flatten(space, space_keys)
+
+    def _flatten(self, space: Any, keys: tuple[Any, ...]) -> None:
+        """Append ``space``'s behaviours to the flat records."""
+        self._flat_spaces += [space] * len(keys)
+        self._flat_keys += keys
 
     def _records(self, count: int, start: int) -> tuple[list[Any], Any]:
         """The records of the namespaces from the ``count``-th on, whose behaviours start at
         the ``start``-th flat pair: ``(entries, flat)`` as :class:`Snapshot` holds them."""
         spaces, keys = self._flat_spaces[start:], self._flat_keys[start:]
-        try:
-            values = list(map(_getitem, spaces, keys))
-        except KeyError:
-            values = [space.get(k, _MISSING) for space, k in zip(spaces, keys, strict=True)]
+        values = _values(spaces, keys)
         ids = list(map(id, values))
         every = self._space_list[count:]
         sizes = list(map(len, every))
