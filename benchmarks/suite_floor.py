@@ -44,6 +44,7 @@ from typing import Any
 
 from _common import floor_seconds, in_loopback_namespace, run_context, tests_floor
 
+from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.environments import (
     DEFAULT_ENV_ROOT,
     Environment,
@@ -154,7 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     in_loopback_namespace("suite_floor.py")
     print(run_context())
-    environment = resolve_environment(args.env, ROOT / DEFAULT_ENV_ROOT)
+    try:
+        environment = resolve_environment(args.env, ROOT / DEFAULT_ENV_ROOT)
+    except VibecheckError as exc:
+        ap.error(f"--env {args.env}: {exc}")
     if environment.path is None:
         ap.error(f"--env {args.env}: the floor needs a created environment "
                  "(vibecheck env create bigvibebench)")

@@ -51,6 +51,7 @@ from typing import Any
 
 from _common import floor_seconds, tests_floor
 
+from pytest_vibecheck.errors import VibecheckError
 from pytest_vibecheck.execute.envcheck import check_environment
 from pytest_vibecheck.execute.environments import resolve_environment
 from pytest_vibecheck.execute.pool import run_many
@@ -131,7 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.official / "bigcodebench" / "eval" / "__init__.py").exists():
         ap.error(f"--official {args.official}: no bigcodebench package there; install it with "
                  f"pip install --no-deps --target {args.official} bigcodebench==0.2.5")
-    environment = resolve_environment(args.env)
+    try:
+        environment = resolve_environment(args.env)
+    except VibecheckError as exc:
+        ap.error(f"--env {args.env}: {exc}")
     python = sys.executable if environment.id == "" else environment.python
     problems = {p.task_id: p for p in load_bigcodebench(DATA / "bigcodebench/BigCodeBench-v0.1.0_hf.jsonl.gz")}
     with gzip.open(DATA / SAMPLES, "rt", encoding="utf-8") as fh:
