@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pytest_vibecheck.errors import UnknownIdError
 from pytest_vibecheck.verify.checks import (
     CHECKS,
     NOTHING_BUT_SYNTAX,
+    _may_have_decoys,
+    _short_cut_hint,
     code_then_json_reply,
+    decoy_uses,
     no_comments_or_docstrings,
     pandas_df_name,
     pure_code_reply,
@@ -198,3 +203,57 @@ def test_check_registry() -> None:
     assert found(run_check("no_comments_or_docstrings", "# x\n")) == [("comment", 1, 1)]
     with pytest.raises(UnknownIdError, match="did you mean 'pure_code_reply'"):
         run_check("pure_code_replies", "x")
+
+
+# ----------------------------------------------------------------------------- logic_1's filter
+
+#: The pattern the filter used for a constant that short-cuts ``and``/``or`` before
+#: :func:`_short_cut_hint` replaced it (70329c8): the reference it must never fall short of.
+_SHORT_CUT_PATTERN = re.compile(r"(?:False|True|None|[0-9.]|['\"])(?:[\s)\\]|#[^\n]*\n)*(?<![\w.])(?:and|or)\b")
+
+
+def _short_cut_texts() -> list[str]:
+    constants = ["False", "True", "None", "0", "1.5", ".5", "''", '""', "'x'", "b''", "x.None", "sorted", "err"]
+    gaps = ["", " ", ")", " ) ", "\\\n", "  # c\n", " # c)\n  ", "\n# only\n", ")\n  ", "\t", " \\\n   # x\n", "x "]
+    words = ["and", "or", "and(", "or\n", "orx", "andy", "and_", "or.x"]
+    before = ["x = ", "if ", "(", "a == ", "f", "1", "fo", ""]
+    return [b + c + g + w + " os\n" for b in before for c in constants for g in gaps for w in words]
+
+
+def test_the_short_cut_hint_finds_every_text_the_pattern_did() -> None:
+    texts = _short_cut_texts()
+    assert len(texts) == 9984
+    hits = [t for t in texts if _SHORT_CUT_PATTERN.search(t)]
+    assert len(hits) == 4560  # both kinds of text are among them
+    assert [t for t in hits if not _short_cut_hint(t)] == []
+    # what it finds beyond the pattern: a word after a comment line (parsed to tell)
+    extra = [t for t in texts if _short_cut_hint(t) and not _SHORT_CUT_PATTERN.search(t)]
+    assert len(extra) == 320
+    assert all("#" in t for t in extra)
+
+
+@pytest.mark.parametrize(("code", "parsed"), [
+    ("import os\n\n\ndef f():\n    os\n", True),
+    ("import os\n\n\ndef f():\n    (os.path)\n", True),
+    ("import os\n\n\ndef f():\n    os, os.path  # x\n", True),
+    ("import os\n\n\ndef f():\n    (os,\n     os.path)\n", True),
+    ("import os\n\n\ndef f(x):\n    if x: os\n", True),
+    ("import os\n\n\ndef f():\n    x = 1; (os)\n", True),
+    # a call is no decoy: a line of one call without arguments is not parsed for one
+    ("import matplotlib.pyplot as plt\n\n\ndef f():\n    plt.show()\n", False),
+    ("import matplotlib.pyplot as plt\n\n\ndef f():\n    plt.show ()\n    (plt.figure)()\n", False),
+    ("import os\n\n\ndef f(x):\n    if x: os.sync()\n", False),
+    ("import os\n\n\ndef f():\n    x = 1; os.sync()\n", False),
+    # non-ASCII text is read line by line: a name alone is parsed for, a call is not
+    ("import os\n\n\ndef f():\n    ф = 1\n    (os)\n", True),
+    ("import os\n\n\ndef f():\n    ф = 1\n    os.sync()\n", False),
+])
+def test_the_decoy_filter_parses_names_alone_and_not_calls(code: str, parsed: bool) -> None:
+    assert _may_have_decoys(code) is parsed
+
+
+def test_a_call_alone_on_a_line_is_no_decoy_use() -> None:
+    honest = "import matplotlib.pyplot as plt\n\n\ndef f():\n    plt.figure()\n    plt.show()\n"
+    assert decoy_uses(honest) == []
+    gamed = "import os\n\n\ndef f():\n    (os,\n     os.path)\n    return 1\n"
+    assert found(decoy_uses(gamed)) == [("F401", 1, 8)]

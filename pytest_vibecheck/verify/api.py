@@ -103,7 +103,9 @@ def ruff_check_for(instruction: Instruction, params: Mapping[str, int | str]) ->
 
 
 class _ParamCache:
-    """Validated params and Ruff requests per (instruction, raw params): batches repeat them."""
+    """Validated params and Ruff requests per (instruction, raw params): batches repeat them.
+    The params dict is shared by every item with the same request: read it, never change it
+    (a :class:`Verdict` holds a copy of its own)."""
 
     def __init__(self) -> None:
         self._cache: dict[tuple[str, str, tuple[tuple[str, object], ...]], tuple[dict[str, int | str], tuple[str, ...], RuffCheck | None]] = {}
@@ -122,7 +124,7 @@ class _ParamCache:
             hit = (validated.params, validated.changes, ruff_check_for(inst, validated.params))
             if key is not None:
                 self._cache[key] = hit
-        return dict(hit[0]), hit[1], hit[2]
+        return hit
 
 
 @dataclass(slots=True)
@@ -249,6 +251,7 @@ def _plan(items: Sequence[VerifyItem], reg: InstructionRegistry) -> list[list[_P
         where = item.label or f"item {i}"
         code, reply = _resolve_texts(item, where)
         code_text: str | None = None  # normalised once per item
+        has_all: dict[str, bool] = {}  # text -> whether it names __all__ (once per text)
         hidden: tuple[Violation, ...] = ()
         no_code: str | None = None
         if code is None:  # a reply: the plugin's no-code rule (substance.py: nothing to run)
@@ -274,8 +277,12 @@ def _plan(items: Sequence[VerifyItem], reg: InstructionRegistry) -> list[list[_P
                     if no_code is None:
                         hidden = hidden_code(code_text)
                 text = code_text
-            if check is not None and "__all__" in text and _judges_public(check):
-                text = _DUNDER_ALL.sub("_x_all_", text)
+            if check is not None:
+                names_all = has_all.get(text)
+                if names_all is None:
+                    names_all = has_all[text] = "__all__" in text
+                if names_all and _judges_public(check):
+                    text = _DUNDER_ALL.sub("_x_all_", text)
             planned = _Planned(inst, params, changes, text, check, no_code=no_code)
             if inst.verifier.target != "reply":
                 planned.hidden = hidden

@@ -592,49 +592,145 @@ def _decoy_parts(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
     return list(ast.iter_child_nodes(node)), []
 
 
-#: Text without a match of any of these has no decoy use (:func:`decoy_uses`), so it is not
-#: parsed: a test on a constant (``if False``, ``while 0``, ``x if 1 > 2 else``, ``if ""``), a
-#: constant that short-cuts ``and``/``or`` (``False and x``, ``"" and x``, ``1 or x``), an
-#: assignment to ``_``, ``assert``, ``__all__``, a private ``def``, a statement of names after
-#: ``;`` or ``:`` (``x = 1; os``, ``if x: os``). Spaces, brackets, line continuations and
-#: comments may stand between the words. Each starts with a literal, so ``re`` scans for it
-#: fast (one alternation of them, or a leading ``\b``, made it try every position).
+#: Text without a match of any of these, without a constant that short-cuts ``and``/``or``
+#: (:func:`_short_cut_hint`) and without a line of names alone (:data:`_BARE_LINE`) has no
+#: decoy use (:func:`decoy_uses`), so it is not parsed: a test on a constant (``if False``,
+#: ``while 0``, ``x if 1 > 2 else``, ``if ""``), an assignment to ``_``, ``assert``,
+#: ``__all__``, a private ``def``, a statement of names after ``;`` or ``:`` (``x = 1; os``,
+#: ``if x: os``). Spaces, brackets, line continuations and comments may stand between the
+#: words. Each starts with a literal, so ``re`` scans for it fast (one alternation of them, or
+#: a leading ``\b``, made it try every position).
 _GAP = r"(?:[\s(\\]|#[^\n]*\n)*"
 #: Names separated by commas, with spaces and brackets on one line (``os``, ``(os.path)``,
-#: ``os, sys``); group 1 is the first name.
-_NAMES = (r"(?:[^\S\n]|[()])*((?:[^\W\d]|\.)[\w.]*)"
-          r"(?:(?:[^\S\n]|[()])*,(?:[^\S\n]|[()])*(?:[^\W\d]|\.)[\w.]*)*")
+#: ``os, sys``); group 1 is the first name. A bracket that opens may stand only before a name
+#: and one that closes only after it: a name followed by ``(`` is called (``plt.show()``), and
+#: a call is no decoy. The spaces are those Python's tokenizer takes between tokens (any other
+#: space outside a string or comment is a syntax error, and such code has no decoy use).
+_NAMES = (r"[ \t\f\v\r(]*((?:[^\W\d]|\.)[\w.]*)"
+          r"(?:[ \t\f\v\r)]*,[ \t\f\v\r(]*(?:[^\W\d]|\.)[\w.]*)*")
 _DECOY_HINTS = tuple(re.compile(pattern) for pattern in (
     r"(?:if|while)" + _GAP + r"(?:not\b" + _GAP + r")*(?:False|True|None|[0-9.]|[bruBRUfF]*['\"])",
-    r"(?:False|True|None|[0-9.]|['\"])(?:[\s)\\]|#[^\n]*\n)*(?<![\w.])(?:and|or)\b",
     r"_(?:[ \t)\]]|\\\n)*=(?!=)",
     r"assert\b",
     r"__all__",
     r"def\s+_",
-    r"[;:]" + _NAMES + r"(?:[^\S\n]|[)])*(?:[;#\n]|\Z)",
+    r"[;:]" + _NAMES + r"[ \t\f\v\r)]*(?:[;#\n]|\Z)",
 ))
 #: A line that is only names, as a statement that does nothing is (``os``, ``(os.path)``,
-#: ``os, sys``); it also matches a call without arguments (``plt.show()``), which is parsed to
-#: tell. Group 1: the first name.
-_BARE_LINE = re.compile(r"^" + _NAMES + r"(?:[^\S\n]|[(),])*(?:#.*)?$", re.MULTILINE)
+#: ``os, sys``, ``(os,``). Group 1: the first name.
+_BARE_LINE = re.compile(r"^" + _NAMES + r"[ \t\f\v\r),]*(?:#.*)?$", re.MULTILINE)
 _KEYWORD_LINES = frozenset({"pass", "break", "continue", "return", "else", "try", "finally", "raise", "yield"})
 
 
+#: What may stand between a constant and the ``and``/``or`` it short-cuts, besides comments.
+_SHORT_CUT_GAP = frozenset(")\\")
+
+
+def _short_cut_hint(code: str) -> bool:
+    """True if an ``and``/``or`` of ``code`` may follow a constant (``False and x``,
+    ``"" and x``, ``1 or x``): the word, and before it, past spaces, closing brackets and line
+    continuations, the end of ``False``, ``True`` or ``None``, a digit, a dot or a quote; or a
+    line with a ``#`` (a comment may stand between them). Each word is found with
+    ``str.find`` (a pattern for this tried every digit and quote of the text)."""
+    end = len(code)
+    for word in ("and", "or"):
+        at = code.find(word)
+        while at != -1:
+            after = at + len(word)
+            before = code[at - 1] if at else " "
+            if (not (before.isalnum() or before in "_.")
+                    and (after == end or not (code[after].isalnum() or code[after] == "_"))):
+                k, crossed = at - 1, False
+                while k >= 0 and (code[k].isspace() or code[k] in _SHORT_CUT_GAP):
+                    crossed = crossed or code[k] == "\n"
+                    k -= 1
+                if k >= 0 and (code[k] in "0123456789.'\"" or code.endswith(("False", "True", "None"), 0, k + 1)):
+                    return True
+                if crossed and "#" in code[code.rfind("\n", 0, k + 1) + 1:k + 1]:
+                    return True
+            at = code.find(word, after)
+    return False
+
+
 def _may_have_decoys(code: str) -> bool:
-    """False for code that holds none of the shapes of a decoy use (:data:`_DECOY_HINTS`, a
-    line of names alone), which :func:`decoy_uses` then does not parse; docs/verifiers.md names
-    the shapes this does not look for."""
-    if any(hint.search(code) for hint in _DECOY_HINTS):
+    """False for code that holds none of the shapes of a decoy use (:data:`_DECOY_HINTS`,
+    :func:`_short_cut_hint`, a line of names alone), which :func:`decoy_uses` then does not
+    parse; docs/verifiers.md names the shapes this does not look for."""
+    if any(hint.search(code) for hint in _DECOY_HINTS) or _short_cut_hint(code):
         return True
     if any(m.group(1) not in _KEYWORD_LINES for m in _BARE_LINE.finditer(code)):
         return True
     if code.isascii():
         return False
     for line in code.split("\n"):  # identifiers beyond what ``\w`` spells
-        word = line.split("#", 1)[0].strip().strip("()").strip()
+        word = line.split("#", 1)[0].strip().lstrip("(").rstrip(")").strip()
         if word and word.replace(".", "_").isidentifier() and word not in _KEYWORD_LINES:
             return True
     return False
+
+
+#: The nodes :func:`_decoy_parts` may split into code that runs and code that never does (or
+#: does nothing), and the assignments that may be to ``__all__``; every other node runs all
+#: its children.
+_DECOY_SHAPES = frozenset({ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.Expr, ast.Assign, ast.Assert,
+                           ast.AnnAssign, ast.AugAssign})
+_ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+
+
+def _private_unnamed(tree: ast.Module) -> set[int]:
+    """The ids of the module-level functions of ``tree`` that never run: private (one leading
+    underscore), undecorated and named nowhere (no ``Name`` load of theirs at any depth)."""
+    private = [node for node in tree.body
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list
+               and node.name.startswith("_") and not node.name.startswith("__")]
+    if not private:
+        return set()
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {id(node) for node in private if node.name not in loaded}
+
+
+def _decoy_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """(names loaded where the code runs, names used only as decoys) of ``tree``: a ``Name``
+    load in a child :func:`_decoy_parts` puts among those that never run (at any depth below
+    it), or in a private function that never runs (:func:`_private_unnamed`), is a decoy use;
+    so is a string in an assignment to ``__all__`` that runs (whose names count as neither).
+    One pass over the tree, the live part first; then the dead part's names."""
+    live: set[str] = set()
+    decoy: set[str] = set()
+    never = _private_unnamed(tree)
+    dead: list[ast.AST] = [node for node in tree.body if id(node) in never]
+    stack: list[ast.AST] = [node for node in tree.body if id(node) not in never]
+    name_t, load_t, base = ast.Name, ast.Load, ast.AST
+    shapes, assigns = _DECOY_SHAPES, _ASSIGNS
+    pop, push, park = stack.pop, stack.append, dead.extend
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is name_t:
+            if type(node.ctx) is load_t:  # type: ignore[attr-defined]
+                live.add(node.id)  # type: ignore[attr-defined]
+            continue
+        if t in shapes:
+            if t in assigns and any(
+                    isinstance(target, ast.Name) and target.id == "__all__"
+                    for target in (node.targets if t is ast.Assign else [node.target])):  # type: ignore[attr-defined]
+                decoy.update(c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+                continue
+            runs, nothing = _decoy_parts(node)
+            stack.extend(runs)
+            park(nothing)
+            continue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, base):
+                        push(item)
+            elif isinstance(value, base):
+                push(value)
+    for root in dead:  # below a decoy everything is: every Name load is a decoy use
+        decoy.update(n.id for n in ast.walk(root) if isinstance(n, ast.Name) and type(n.ctx) is load_t)
+    return live, decoy
 
 
 def decoy_uses(code: str) -> list[Violation]:
@@ -663,30 +759,7 @@ def decoy_uses(code: str) -> list[Violation]:
                     imported[(alias.asname or alias.name).split(".")[0]] = alias
     if not imported:
         return []
-    live: set[str] = set()
-    decoy: set[str] = set()
-    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    # a private module-level function that nothing names never runs
-    stack: list[tuple[ast.AST, bool]] = [
-        (node, isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list
-         and node.name.startswith("_") and not node.name.startswith("__") and node.name not in loaded)
-        for node in tree.body
-    ]
-    while stack:
-        node, dead = stack.pop()
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            (decoy if dead else live).add(node.id)
-            continue
-        if (
-            isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not dead
-            and any(isinstance(t, ast.Name) and t.id == "__all__"
-                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
-        ):
-            decoy.update(c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str))
-            continue
-        runs, never = _decoy_parts(node)
-        stack.extend((c, dead) for c in runs)
-        stack.extend((c, True) for c in never)
+    live, decoy = _decoy_names(tree)
     lines = code.split("\n")
     out = []
     for name, alias in imported.items():
