@@ -201,8 +201,7 @@ def seal_host():
     mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY)
 
 
-out = {}
-for task, code, test, cls_name in items:
+def run_task(code, test, cls_name, traced):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -223,8 +222,24 @@ for task, code, test, cls_name in items:
             exec(compile(code, "candidate.py", "exec"), scope)
             exec(compile(test, "tests.py", "exec"), scope)
             suite = unittest.TestLoader().loadTestsFromTestCase(scope[cls_name])
+            tracer = None
+            if traced:
+                # the sandbox's tracer on the tests' thread (calls.make_tracer), and the
+                # candidate's task_func untraced, as on the sandbox's call threads
+                tracer = calls.make_tracer(lambda why: None, {}, frozenset())
+                fn = scope.get("task_func")
+                if callable(fn):
+                    def untraced(*args, _fn=fn, _tracer=tracer, **kwargs):
+                        sys.settrace(None)
+                        try:
+                            return _fn(*args, **kwargs)
+                        finally:
+                            sys.settrace(_tracer)
+                    scope["task_func"] = untraced
             start = time.perf_counter()
+            sys.settrace(tracer)
             result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+            sys.settrace(None)
             took = time.perf_counter() - start
             status = "pass" if result.wasSuccessful() else "fail"
         except BaseException:
@@ -254,13 +269,35 @@ for task, code, test, cls_name in items:
     except OSError:
         pass
     os.waitpid(pid, 0)
-    out[task] = got if got is not None else ["timeout", float(limit)]
+    return got if got is not None else ["timeout", float(limit)]
+
+
+calls = None
+if len(sys.argv) > 4:  # the sandbox's calls.py: each task also timed under its tracer
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("vibecheck_calls", sys.argv[4])
+    calls = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(calls)
+out = {}
+for k, (task, code, test, cls_name) in enumerate(items):
+    if calls is None:
+        out[task] = run_task(code, test, cls_name, False)
+    elif k % 2:  # the order alternates, so that neither side always runs first
+        traced = run_task(code, test, cls_name, True)
+        out[task] = run_task(code, test, cls_name, False) + traced
+    else:
+        out[task] = run_task(code, test, cls_name, False)
+        out[task] += run_task(code, test, cls_name, True)
 print(json.dumps(out))
 """
 
 
+#: The sandbox's call proxies and tracer (standard library only, loaded by path).
+CALLS = Path(__file__).resolve().parents[1] / "pytest_vibecheck" / "execute" / "_child" / "calls.py"
+
+
 def tests_floor(items: Sequence[tuple[str, str, str]], environment: Environment,
-                workers: int, limit: int) -> dict[str, list[Any]]:
+                workers: int, limit: int, *, traced: bool = False) -> dict[str, list[Any]]:
     """The floor of BigCodeBench execution: the tests alone. ``items``: (task id, code, test
     source with a ``TestCases`` class). ``workers`` processes of the environment's interpreter
     each import every module of its preload groups once, then fork each of their share of the
@@ -271,7 +308,15 @@ def tests_floor(items: Sequence[tuple[str, str, str]], environment: Environment,
     on the host for later runs to see), run the code's and the tests' module code there
     untimed and time ``unittest`` over ``TestCases`` alone. Returns task id -> [``pass`` |
     ``fail`` | ``timeout``, seconds]; a task past ``limit`` seconds counts ``limit``. The code
-    runs outside any sandbox, as the official evaluator runs it."""
+    runs outside any sandbox, as the official evaluator runs it.
+
+    ``traced``: each task is also run a second time, in a process of its own, with the
+    sandbox's tracer (``execute/_child/calls.py``'s ``make_tracer``, loaded from the package)
+    on the tests' thread and the candidate's ``task_func`` called untraced, as the sandbox
+    runs it on call threads of its own; its status and seconds follow the first two (the
+    order of the two runs alternates from task to task). This is the floor of any engine
+    that watches the tests' thread for the candidate's code on Python 3.11, which has no
+    ``sys.monitoring``."""
     modules = sorted({m for group in environment.preload for m in group})
     results: dict[str, list[Any]] = {}
     with tempfile.TemporaryDirectory(prefix="vibecheck-floor-") as tmp:
@@ -282,8 +327,9 @@ def tests_floor(items: Sequence[tuple[str, str, str]], environment: Environment,
             part = Path(tmp) / f"items-{n}.json"
             share = [[task, code, test, "TestCases"] for task, code, test in items[n::workers]]
             part.write_text(json.dumps(share), encoding="utf-8")
+            calls = [str(CALLS)] if traced else []
             procs.append(subprocess.Popen(
-                [environment.python, str(driver), str(part), ",".join(modules), str(limit)],
+                [environment.python, str(driver), str(part), ",".join(modules), str(limit), *calls],
                 cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
         for proc in procs:
             stdout, _ = proc.communicate()

@@ -25,8 +25,15 @@ The floor runs the model's code outside the sandbox, as the official BigCodeBenc
 does; the whole benchmark runs in a network namespace with only loopback.
 
 Usage: ``python benchmarks/suite_floor.py [--env bigvibebench] [-n 2] [--limit 60]
-[--tasks N] [--floor-only REPORT]`` (``--floor-only``: measure only the floor, on the code of an existing
-cold run's report).
+[--tasks N] [--floor-only REPORT] [--traced]`` (``--floor-only``: measure only the floor, on the code of an existing
+cold run's report; ``--traced``: also the traced floor, below).
+
+**Traced floor** (``--traced``): the sandbox watches the tests' thread with a trace function
+(docs/sandbox.md), and on Python 3.11, the pinned environment's interpreter, that is
+``sys.settrace``, a Python call for every Python function call the tests make. Every task is
+then also timed with that tracer (the package's own ``make_tracer``) on the tests' thread and
+``task_func`` called untraced, as the sandbox calls it on a thread of its own: the floor of any
+engine that keeps that watch. Both floors are measured task by task, in the same run.
 """
 
 from __future__ import annotations
@@ -133,7 +140,7 @@ def _outcomes(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
 
 
 def _floor(cold: dict[str, tuple[str, str]], environment: Environment, workers: int,
-           limit: int) -> dict[str, list[Any]]:
+           limit: int, traced: bool) -> dict[str, list[Any]]:
     suite = load_suite("bigvibebench")
     items = []
     for task, (_status, code) in sorted(cold.items()):
@@ -141,7 +148,7 @@ def _floor(cold: dict[str, tuple[str, str]], environment: Environment, workers: 
         if problem.test.kind != "bigcodebench-unittest" or not code:
             continue
         items.append((task, code, problem.test.code))
-    return tests_floor(items, environment, workers, limit)
+    return tests_floor(items, environment, workers, limit, traced=traced)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--workers", type=int, default=2)
     ap.add_argument("--limit", type=int, default=60, help="seconds a task's tests may take")
     ap.add_argument("--floor-only", type=Path, default=None, metavar="REPORT")
+    ap.add_argument("--traced", action="store_true",
+                    help="also time every task's tests under the sandbox's tracer (the floor of "
+                         "an engine that watches the tests' thread on Python 3.11)")
     ap.add_argument("--tasks", type=int, default=None, metavar="N",
                     help="only the first N tasks (--vibe-limit; a smoke run)")
     args = ap.parse_args(argv)
@@ -178,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cached: {cached_wall:7.1f} s  {row}")
     cold = _outcomes(cold_report)
     start = time.perf_counter()
-    floor = _floor(cold, environment, args.workers, args.limit)
+    floor = _floor(cold, environment, args.workers, args.limit, args.traced)
     took = time.perf_counter() - start
-    times = [t for _s, t in floor.values()]
+    times = [row[1] for row in floor.values()]
     total = sum(times)
     longest = max(times, default=0.0)
     value = floor_seconds(times, args.workers)
@@ -189,8 +199,19 @@ def main(argv: list[str] | None = None) -> int:
           f"measured in {took:.1f} s)")
     if cold_wall is not None:
         print(f"cold run = {cold_wall / value:.2f}x the floor (target <= 2x)")
-    differ = [t for t, (s, _t) in floor.items()
-              if (s == "pass") != (cold.get(t, ("", ""))[0] == "passed")]
+    if args.traced:
+        traced = [row[3] for row in floor.values()]
+        traced_value = floor_seconds(traced, args.workers)
+        print(f"traced floor: {traced_value:7.1f} s  (the same tests with the sandbox's tracer on "
+              f"their thread, task_func untraced: {sum(traced):.1f} s, longest "
+              f"{max(traced, default=0.0):.1f} s) = {traced_value / value:.2f}x the floor, "
+              "measured in the same run, task by task")
+        if cold_wall is not None:
+            print(f"cold run = {cold_wall / traced_value:.2f}x the traced floor")
+        moved = sum(1 for row in floor.values() if row[0] != row[2])
+        print(f"        {moved} task(s) with another status under the tracer")
+    differ = [t for t, row in floor.items()
+              if (row[0] == "pass") != (cold.get(t, ("", ""))[0] == "passed")]
     print(f"verdicts: the floor and the cold run agree on {len(floor) - len(differ)}/{len(floor)}")
     for task in sorted(differ)[:20]:
         print(f"  differs: {task}: floor {floor[task][0]}, plugin {cold[task][0]}")
