@@ -167,7 +167,9 @@ def _quote(text: str) -> str:
 
 #: One worker of :func:`tests_floor`, run by the environment's interpreter: argv[1] is a JSON file of
 #: [[task_id, code, test_code, test_class], ...], argv[2] the modules to import first, argv[3]
-#: the limit in seconds; prints one JSON line {task_id: [status, seconds]}.
+#: the limit in seconds, argv[4] (optional) the sandbox's calls.py; prints one JSON line
+#: {task_id: [status, seconds]}, or with argv[4] {task_id: [status, seconds, status under the
+#: tracer, seconds under the tracer]}.
 FLOOR_DRIVER = r"""
 import ctypes, importlib, io, json, os, select, signal, sys, tempfile, time, unittest
 

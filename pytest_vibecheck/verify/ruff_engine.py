@@ -304,11 +304,13 @@ def compatible(a: RuffCheck, b: RuffCheck) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def plan_groups(checks: tuple[RuffCheck, ...]) -> tuple[tuple[int, ...], ...]:
     """Pack distinct ``checks`` into configuration groups (greedy first fit, in order).
 
     Returns tuples of indices into ``checks``; every pair inside a group is
-    :func:`compatible`. Deterministic: the same checks always give the same groups.
+    :func:`compatible`. Deterministic: the same checks always give the same groups (so a
+    batch's samples, which mostly share their checks, plan them once: the answer is cached).
     """
     groups: list[list[int]] = []
     for i, check in enumerate(checks):
@@ -859,10 +861,13 @@ class RuffRun:
         # Deduplicate checks within each job and cut the jobs into chunks of files.
         self._distinct: list[tuple[RuffCheck, ...]] = []
         self._index_of: list[list[int]] = []
+        canonical: dict[tuple[RuffCheck, ...], tuple[RuffCheck, ...]] = {}
         for job in jobs:
             seen: dict[RuffCheck, int] = {}
             self._index_of.append([seen.setdefault(c, len(seen)) for c in job.checks])
-            self._distinct.append(tuple(seen))
+            distinct = tuple(seen)
+            # one tuple object for equal checks, so the batch plans each once (_Batch.add_job)
+            self._distinct.append(canonical.setdefault(distinct, distinct))
         self._outcomes: list[list[RuffOutcome | None]] = [[None] * len(d) for d in self._distinct]
         self._chunks: list[list[int]] = []
         self._pack = False
@@ -994,6 +999,10 @@ class _Batch:
         self.job_checks: dict[int, tuple[RuffCheck, ...]] = {}
         self.job_code: dict[int, str] = {}
         self.job_file: dict[int, str] = {}  # the first file written with the job's code
+        #: id(checks) -> (checks, the groups add_job gives them): planned once per distinct checks
+        self.unit_plans: dict[int, tuple[tuple[RuffCheck, ...], tuple[tuple[int, ...], ...]]] = {}
+        #: (id(checks), members, split) -> (checks, folder, the file name's tokens) (add_unit)
+        self.placements: dict[tuple[int, tuple[int, ...], bool], tuple[tuple[RuffCheck, ...], int, str]] = {}
         self.broken: str | None = None
         self.process: _Process | None = None
         self.closed = False
@@ -1016,14 +1025,19 @@ class _Batch:
         """One file per configuration group of the job's checks (hard links of one file); a
         check that may not share a configuration (:meth:`RuffEngine.packable`) is a group of
         its own."""
-        packable = self.engine.packable
-        for members in plan_groups(checks):
-            alone = [k for k in members if not packable(checks[k])] if len(members) > 1 else []
-            for k in alone:
-                self.add_unit(job, checks, (k,), code)
-            rest = tuple(k for k in members if k not in alone)
-            if rest:
-                self.add_unit(job, checks, rest, code)
+        hit = self.unit_plans.get(id(checks))
+        if hit is None or hit[0] is not checks:
+            packable = self.engine.packable
+            plan: list[tuple[int, ...]] = []
+            for members in plan_groups(checks):
+                alone = [k for k in members if not packable(checks[k])] if len(members) > 1 else []
+                plan.extend((k,) for k in alone)
+                rest = tuple(k for k in members if k not in alone)
+                if rest:
+                    plan.append(rest)
+            hit = self.unit_plans[id(checks)] = (checks, tuple(plan))
+        for members in hit[1]:
+            self.add_unit(job, checks, members, code)
 
     def add_unit(
         self, job: int, checks: tuple[RuffCheck, ...], members: tuple[int, ...], code: str, *, split: bool = False
@@ -1040,6 +1054,45 @@ class _Batch:
         their own, written at once; so do groups with a check that may not share
         (:meth:`RuffEngine.packable`), and every group of a batch that does not pack.
         """
+        placed = self.placements.get((id(checks), members, split))
+        if placed is not None and placed[0] is checks:
+            folder = self.folders[placed[1]]
+            tokens = placed[2]
+        else:
+            folder = self._place(checks, members, split)
+            tokens = ""
+            if folder.shared:  # the name says which of the folder's checks apply (_config_text)
+                tokens = "".join(f"-k{k}-" for k in sorted(folder.position[checks[m]] for m in members))
+            self.placements[(id(checks), members, split)] = (checks, folder.index, tokens)
+        f = folder.index
+        u = len(self.units)
+        fname = f"s{job:07d}_{u}{tokens}.py"
+        path = os.path.join(folder.path, fname)
+        first = self.job_file.get(job)
+        linked = False
+        if first is not None:
+            try:
+                os.link(first, path)
+                linked = True
+            except OSError:
+                pass
+        if not linked:
+            _write_new(path, code.encode("utf-8", "surrogatepass"))
+            self.job_file[job] = path
+        self.created.append(path)
+        name = f"{folder.name}{os.sep}{fname}"
+        self.unit_of_name[name] = u
+        folder.units.append(u)
+        self.units.append(_Unit(job, members, f, name))
+        self.job_checks[job] = checks
+        self.job_code[job] = code
+        return u
+
+    def _place(self, checks: tuple[RuffCheck, ...], members: tuple[int, ...], split: bool) -> _Folder:
+        """The folder for the group ``members`` of ``checks`` (:meth:`add_unit`); a shared
+        folder takes the group's checks in. The same group always lands in the same folder (a
+        folder only gains checks, so one that refused a group refuses it again, and one that
+        holds a group's checks keeps them), which lets :meth:`add_unit` remember it."""
         group = tuple(checks[k] for k in members)
         folder: _Folder | None = None
         if split or not self.pack or not all(self.engine.packable(c) for c in group):
@@ -1065,33 +1118,7 @@ class _Batch:
                     position[c] = len(folder.checks)
                     folder.checks.append(c)
                     folder.fits[c] = len(folder.checks)
-        f = folder.index
-        u = len(self.units)
-        if folder.shared:  # the name says which of the folder's checks apply (_config_text)
-            tokens = "".join(f"-k{k}-" for k in sorted(folder.position[c] for c in group))
-            fname = f"s{job:07d}_{u}{tokens}.py"
-        else:
-            fname = f"s{job:07d}_{u}.py"
-        path = os.path.join(folder.path, fname)
-        first = self.job_file.get(job)
-        linked = False
-        if first is not None:
-            try:
-                os.link(first, path)
-                linked = True
-            except OSError:
-                pass
-        if not linked:
-            _write_new(path, code.encode("utf-8", "surrogatepass"))
-            self.job_file[job] = path
-        self.created.append(path)
-        name = f"{folder.name}{os.sep}{fname}"
-        self.unit_of_name[name] = u
-        folder.units.append(u)
-        self.units.append(_Unit(job, members, f, name))
-        self.job_checks[job] = checks
-        self.job_code[job] = code
-        return u
+        return folder
 
     def _new_folder(self, checks: list[RuffCheck], *, shared: bool) -> int:
         f = len(self.folders)
