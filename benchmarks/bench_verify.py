@@ -23,6 +23,13 @@ the batch in the same run, and two ratios are printed against it, each naming it
 * whole command: ``vibecheck verify --batch IN.jsonl --out OUT.jsonl`` as a process (start-up,
   reading and writing the JSONL included) / floor.
 
+A second floor, the Ruff work of exact verdicts: the floor above runs every rule in preview
+mode at one setting each, which is not what verdicts identical to one ``ruff check`` per
+(solution, instruction) are (style_1 checks E501 at line length 88, style_3 at 79; preview
+changes stable rules). The configuration groups those verdicts need (:func:`exact_groups`: 3
+for the shipped instructions) are written as folders of hard links of the same files and linted
+by one bare Ruff process, alternating with the rest; ``verify_batch`` is printed against it too.
+
 Targets: ratio >= 20 to the baseline and all 30,780 batch verifications in < 10 s on 2 cores
 (issue 2); the batch within 2x of the floor (issue 29). Exit status 1 if a target is missed.
 Every line of figures is printed with the commit and the load average.
@@ -37,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -60,8 +68,9 @@ from _common import (
     with_final_newline,
 )
 
-from pytest_vibecheck.verify.api import VerifyItem, verify_batch
-from pytest_vibecheck.verify.ruff_engine import RuffEngine
+from pytest_vibecheck.verify.api import VerifyItem, ruff_check_for, verify_batch
+from pytest_vibecheck.verify.params import validate_params
+from pytest_vibecheck.verify.ruff_engine import RuffEngine, plan_groups
 
 
 class RuffPeak:
@@ -134,6 +143,54 @@ def bare_ruff_floor(rules: list[str], tmp: str) -> tuple[float, float]:
     return wall, _children_cpu() - r0
 
 
+def exact_groups(insts: list[Any]) -> list[tuple[Any, ...]]:
+    """The configuration groups that verdicts identical to one ``ruff check`` per (solution,
+    instruction) need for ``insts`` at their default parameters (``plan_groups``: 3 for the 27
+    shipped ones: style_1's E and W at line length 88 overlap style_3's E501 at 79 and doc_2's
+    W505 at 72, and the preview rules need preview mode, which changes other rules)."""
+    checks = [ruff_check_for(i, validate_params(i, PARAMS.get(i.id, {}), warn=False).params) for i in insts]
+    distinct = tuple(dict.fromkeys(c for c in checks if c is not None))
+    return [tuple(distinct[k] for k in group) for group in plan_groups(distinct)]
+
+
+def write_exact_tree(groups: list[tuple[Any, ...]], files: str, root: str) -> None:
+    """A folder per group under ``root`` (its ``ruff.toml``: the group's selectors, settings
+    and preview flag), each holding hard links of the files in ``files`` (untimed)."""
+    Path(root, "ruff.toml").write_text("respect-gitignore = false\nlint.select = []\n", encoding="utf-8")
+    for n, group in enumerate(groups):
+        folder = Path(root, f"g{n}")
+        folder.mkdir()
+        selectors = list(dict.fromkeys(sel for check in group for sel in check.rules))
+        settings = {key: value for check in group for key, value in check.settings}
+        lines = ["respect-gitignore = false", "lint.select = " + json.dumps(selectors)]
+        if group[0].preview:
+            lines.append("lint.preview = true")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(settings.items())]
+        (folder / "ruff.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        for path in sorted(Path(files).iterdir()):
+            (folder / path.name).hardlink_to(path)
+
+
+def exact_floor(root: str) -> tuple[float, float]:
+    """One Ruff process over the tree of :func:`write_exact_tree` (concise output to a file,
+    not parsed), timed as a whole process: the Ruff work that exact verdicts need, with
+    nothing of the engine's own. Returns (wall seconds, Ruff's CPU seconds)."""
+    from pytest_vibecheck.verify.ruff_engine import default_engine
+
+    cmd = [default_engine().ruff_bin(), "check", "--no-cache", "--output-format", "concise",
+           "--exit-zero", "--quiet", "."]
+    r0 = _children_cpu()
+    with Path(f"{root}.out").open("wb") as out:
+        t0 = time.perf_counter()
+        subprocess.run(cmd, cwd=root, stdout=out, stderr=subprocess.DEVNULL, check=False, env=_no_ruff_env())
+        wall = time.perf_counter() - t0
+    return wall, _children_cpu() - r0
+
+
+def _no_ruff_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("RUFF_")}
+
+
 def batch_command(items_path: Path, out_path: Path) -> float:
     """Wall seconds of ``vibecheck verify --batch IN --out OUT`` as a whole process."""
     vibecheck = str(Path(sys.executable).parent / "vibecheck")
@@ -174,6 +231,8 @@ def main() -> int:
     # Batch, floor and command alternate, so that a change of machine load hits every side.
     batch_runs: list[tuple[float, float, float]] = []  # (wall, Python CPU, Ruff CPU) seconds
     floor_runs: list[tuple[float, float]] = []  # (wall, Ruff CPU)
+    exact_runs: list[tuple[float, float]] = []  # (wall, Ruff CPU)
+    groups = exact_groups(insts)
     command_runs: list[float] = []
     processes = 0
     codes = [code for _, code in sols]
@@ -181,6 +240,9 @@ def main() -> int:
         files = Path(work, "files")
         files.mkdir()
         write_samples(codes, str(files))
+        exact = Path(work, "exact")
+        exact.mkdir()
+        write_exact_tree(groups, str(files), str(exact))
         jsonl = Path(work, "in.jsonl")
         with jsonl.open("w", encoding="utf-8") as fh:
             for k, code in enumerate(codes):
@@ -195,6 +257,7 @@ def main() -> int:
             processes = engine.processes_run
             assert sum(len(row) for row in verdicts) == n
             floor_runs.append(bare_ruff_floor(rules, str(files)))
+            exact_runs.append(exact_floor(str(exact)))
             command_runs.append(batch_command(jsonl, Path(work, "out.jsonl")))
     if args.verdicts is not None:
         with args.verdicts.open("w", encoding="utf-8") as fh:
@@ -203,6 +266,7 @@ def main() -> int:
         print(f"verdicts written to {args.verdicts}")
     t_batch, py_batch, ruff_batch = (statistics.median(r[k] for r in batch_runs) for k in range(3))
     t_floor, ruff_floor = (statistics.median(r[k] for r in floor_runs) for k in range(2))
+    t_exact, ruff_exact = (statistics.median(r[k] for r in exact_runs) for k in range(2))
     t_command = statistics.median(command_runs)
     errors = sum(1 for row in verdicts for v in row if v.error)
     floor_name = f"the floor (one bare Ruff process, {len(rules)} selectors, no parse)"
@@ -211,12 +275,18 @@ def main() -> int:
           f"CPU {py_batch:.2f} s Python + {ruff_batch:.2f} s Ruff")
     print(f"floor:    {t_floor:6.2f} s median of {args.repeat} ({', '.join(f'{r[0]:.2f}' for r in floor_runs)} s); "
           f"CPU {ruff_floor:.2f} s Ruff")
+    print(f"exact:    {t_exact:6.2f} s median of {args.repeat} ({', '.join(f'{r[0]:.2f}' for r in exact_runs)} s); "
+          f"CPU {ruff_exact:.2f} s Ruff: one bare Ruff process over the {len(groups)} configuration groups "
+          "exact verdicts need, every file in each (hard links), nothing parsed")
     print(f"command:  {t_command:6.2f} s median of {args.repeat} ({', '.join(f'{t:.2f}' for t in command_runs)} s): "
           "vibecheck verify --batch IN.jsonl --out OUT.jsonl as a process")
     ratio_floor = t_batch / t_floor
     print(ratio_line("verify_batch in process (wall)", t_batch, floor_name, t_floor, target=2))
     print(ratio_line("verify_batch in process (CPU)", py_batch + ruff_batch, floor_name + " (CPU)", ruff_floor))
     print(ratio_line("whole command (wall)", t_command, floor_name, t_floor))
+    exact_name = f"the Ruff work of exact verdicts ({len(groups)} configuration groups, no parse)"
+    print(ratio_line("verify_batch in process (wall)", t_batch, exact_name, t_exact))
+    print(ratio_line("verify_batch in process (CPU)", py_batch + ruff_batch, exact_name + " (CPU)", ruff_exact))
     print(run_context())
 
     # One more (untimed) batch run for memory: the Python heap via tracemalloc, and the peak

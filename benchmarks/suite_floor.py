@@ -25,8 +25,9 @@ The floor runs the model's code outside the sandbox, as the official BigCodeBenc
 does; the whole benchmark runs in a network namespace with only loopback.
 
 Usage: ``python benchmarks/suite_floor.py [--env bigvibebench] [-n 2] [--limit 60]
-[--tasks N] [--floor-only REPORT] [--traced]`` (``--floor-only``: measure only the floor, on the code of an existing
-cold run's report; ``--traced``: also the traced floor, below).
+[--tasks N] [--save-report PATH] [--floor-only REPORT] [--traced]`` (``--save-report``: keep the cold
+run's JSON report; ``--floor-only``: measure only the floor, on the code of such a report;
+``--traced``: also the traced floor, below).
 
 **Traced floor** (``--traced``): the sandbox watches the tests' thread with a trace function
 (docs/sandbox.md), and on Python 3.11, the pinned environment's interpreter, that is
@@ -157,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--workers", type=int, default=2)
     ap.add_argument("--limit", type=int, default=60, help="seconds a task's tests may take")
     ap.add_argument("--floor-only", type=Path, default=None, metavar="REPORT")
+    ap.add_argument("--save-report", type=Path, default=None, metavar="PATH",
+                    help="keep the cold run's JSON report there (for --floor-only later)")
     ap.add_argument("--traced", action="store_true",
                     help="also time every task's tests under the sandbox's tracer (the floor of "
                          "an engine that watches the tests' thread on Python 3.11)")
@@ -181,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="vibecheck-suite-") as tmp:
             work = Path(tmp)
             cold_wall, cold_report, row, memory = _plugin(work, folder, str(args.workers), extra)
+            if args.save_report is not None:
+                args.save_report.write_text(json.dumps(cold_report), encoding="utf-8")
             print(f"cold:   {cold_wall:7.1f} s  {row}")
             print(f"        largest resident memory: controller {memory.controller:.0f} MiB, "
                   f"any one worker, fork server or sandbox {memory.worker:.0f} MiB")

@@ -371,6 +371,8 @@ def _verdict(p: _Planned, outcomes: list[list[RuffOutcome]]) -> Verdict:
         if outcome.error is not None:
             return Verdict.failed_to_judge(iid, outcome.error, params=params,
                                            ruff_version=version, warnings=notes)
+        if not violations and not p.found and p.check_error is None:  # Ruff's findings alone
+            return Verdict.judged(iid, outcome.violations, params=params, ruff_version=version, warnings=notes)
         violations.extend(outcome.violations)
         syntax = outcome.syntax_error
     if p.check_error is not None:
