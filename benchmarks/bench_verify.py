@@ -132,13 +132,19 @@ def bare_ruff_floor(rules: list[str], tmp: str) -> tuple[float, float]:
     29). Returns (wall seconds, Ruff's CPU seconds)."""
     from pytest_vibecheck.verify.ruff_engine import default_engine
 
-    ruff = default_engine().ruff_bin()
-    cmd = [ruff, "check", "--isolated", "--no-cache", "--select", ",".join(rules), "--preview",
-           "--output-format", "concise", "--exit-zero", "--quiet", "."]
+    cmd = [default_engine().ruff_bin(), "check", "--isolated", "--no-cache", "--select", ",".join(rules),
+           "--preview", "--output-format", "concise", "--exit-zero", "--quiet", "."]
+    return _timed_ruff(cmd, tmp)
+
+
+def _timed_ruff(cmd: list[str], cwd: str) -> tuple[float, float]:
+    """Run ``cmd`` (a bare Ruff process) in ``cwd`` with its output to ``CWD.out`` and no
+    ``RUFF_*`` variable, timed as a whole process: (wall seconds, its CPU seconds)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUFF_")}
     r0 = _children_cpu()
-    with (Path(tmp).parent / f"{Path(tmp).name}.out").open("wb") as out:
+    with Path(f"{cwd}.out").open("wb") as out:
         t0 = time.perf_counter()
-        subprocess.run(cmd, cwd=tmp, stdout=out, stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL, check=False, env=env)
         wall = time.perf_counter() - t0
     return wall, _children_cpu() - r0
 
@@ -179,16 +185,7 @@ def exact_floor(root: str) -> tuple[float, float]:
 
     cmd = [default_engine().ruff_bin(), "check", "--no-cache", "--output-format", "concise",
            "--exit-zero", "--quiet", "."]
-    r0 = _children_cpu()
-    with Path(f"{root}.out").open("wb") as out:
-        t0 = time.perf_counter()
-        subprocess.run(cmd, cwd=root, stdout=out, stderr=subprocess.DEVNULL, check=False, env=_no_ruff_env())
-        wall = time.perf_counter() - t0
-    return wall, _children_cpu() - r0
-
-
-def _no_ruff_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("RUFF_")}
+    return _timed_ruff(cmd, root)
 
 
 def batch_command(items_path: Path, out_path: Path) -> float:

@@ -304,7 +304,6 @@ def compatible(a: RuffCheck, b: RuffCheck) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-@functools.lru_cache(maxsize=1024)
 def plan_groups(checks: tuple[RuffCheck, ...]) -> tuple[tuple[int, ...], ...]:
     """Pack distinct ``checks`` into configuration groups (greedy first fit, in order).
 
