@@ -175,6 +175,12 @@ def main(argv: list[str] | None = None) -> int:
     if environment.path is None:
         ap.error(f"--env {args.env}: the floor needs a created environment "
                  "(vibecheck env create bigvibebench)")
+    if args.save_report is not None:  # before the cold run, so a bad path loses no run
+        try:
+            args.save_report.write_text("", encoding="utf-8")
+        except OSError as exc:
+            ap.error(f"--save-report {args.save_report}: cannot write there ({exc.strerror}); "
+                     "give a path in a folder that exists and is writable")
     folder = str(environment.path.resolve())
     extra = [] if args.tasks is None else [f"--vibe-limit={args.tasks}"]
     if args.floor_only is not None:
