@@ -192,6 +192,109 @@ def test_a_task_expected_to_sleep_times_its_reference_beside_the_candidate(
         max(0.5, 4 * float((cal.stored(slow) or ("", 0.0, ""))[1] or 0)), 3)
 
 
+BUSY = (
+    "import time\ndef task_func(x):\n    end = time.process_time() + {s}\n"
+    "    while time.process_time() < end:\n        pass\n    return x * x\n"
+)
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The limits of every candidate run (not the reference's) from now on."""
+    from pytest_vibecheck.execute import tests as mod
+
+    limits: list[float] = []
+    real = mod._run_once
+
+    def counted(
+        code: str, problem: Problem, limit: float, limit_info: Mapping[str, Any], settings: ExecSettings
+    ) -> ExecResult:
+        if code != problem.canonical_solution:
+            limits.append(limit)
+        return real(code, problem, limit, limit_info, settings)
+
+    monkeypatch.setattr(mod, "_run_once", counted)
+    return limits
+
+
+def test_a_task_expected_to_compute_past_the_floor_times_its_reference_only_as_far_as_needed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No floor run for a CPU-bound task expected past the floor: the candidate runs under 4x
+    the expected time; it took ~0.7 s, so its result stands if the reference runs >= 0.7/4 s.
+    The reference (~1 s) is stopped at that bound, which is stored instead of a time."""
+    from pytest_vibecheck.execute.calibrate import ExpectedTime
+
+    limits = _counting(monkeypatch)
+    prob = dataclasses.replace(bcb_problem(), canonical_solution=BUSY.format(s=0.5))
+    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=0.5, factor=4.0)
+    cal.prior = {task_key(prob): ExpectedTime(1.5, 1.5, "suite")}  # shipped: computes 1.5 s
+    settings = ExecSettings(calibrator=cal, startup_s=5.0)
+    ok = run_tests(BUSY.format(s=0.35), prob, settings)
+    assert ok.status == "passed" and limits == [6.0]  # one run, under 4 x the expected 1.5 s
+    assert cal.measurements == 1 and cal.stored(prob) is None  # never timed to its end
+    spent = max(ok.test_time_s or 0.0, ok.cpu_time_s or 0.0)
+    bound = cal.bound(prob)
+    assert bound is not None and bound == pytest.approx(spent / 4.0)
+    assert ok.limits["time_limit_source"] == "calibrated"
+    assert ok.limits["reference_s_at_least"] == round(bound, 4)
+    # a second candidate needing less: the stored bound answers, nothing is timed; its limit
+    # is guessed from the first candidate's time, which now overrides the shipped one
+    again = run_tests(BUSY.format(s=0.3), prob, settings)
+    assert again.status == "passed" and cal.measurements == 1
+    assert limits == [6.0, pytest.approx(4 * (ok.test_time_s or 0.0))]
+
+
+def test_a_candidate_slower_than_the_calibrated_limit_runs_again_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reference ends (~0.1 s: limit max(0.5, 4 x ~0.1)) before the candidate's 1.2 s / 4:
+    it is timed to its end and the candidate, past that limit, runs again under it."""
+    from pytest_vibecheck.execute.calibrate import ExpectedTime
+
+    limits = _counting(monkeypatch)
+    prob = dataclasses.replace(bcb_problem(), canonical_solution=BUSY.format(s=0.05))
+    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=0.5, factor=4.0)
+    cal.prior = {task_key(prob): ExpectedTime(1.5, 1.5, "suite")}  # shipped: wrong, 1.5 s
+    late = run_tests(BUSY.format(s=0.6), prob, ExecSettings(calibrator=cal, startup_s=5.0))
+    ref = cal.stored(prob)
+    assert ref is not None and ref[0] == "passed" and cal.measurements == 1
+    limit = max(0.5, 4 * float(ref[1] or 0))
+    assert late.status == "timeout" and limits == [6.0, pytest.approx(limit)]
+    assert late.limits["time_limit_s"] == round(limit, 3)
+    # a candidate that the guessed limit stopped: the calibrated limit is lower, it stands
+    limits.clear()
+    loop = "def task_func(x):\n    while True:\n        pass\n"
+    slow = dataclasses.replace(prob, task_id="t/bcb2")
+    cal.prior = {task_key(slow): ExpectedTime(0.6, 0.6, "suite")}  # guess: 2.4 s
+    stuck = run_tests(loop, slow, ExecSettings(calibrator=cal, startup_s=5.0))
+    assert stuck.status == "timeout" and limits == [2.4]
+    assert stuck.limits["time_limit_source"] == "calibrated"
+    assert stuck.limits["time_limit_s"] < 2.4
+
+
+def test_a_test_source_still_loading_at_the_floor_is_timed_under_the_calibrated_limit(
+    tmp_path: Path,
+) -> None:
+    """A test source whose imports outlast the floor: not the model's failure, never an
+    ``error`` that ends the item on the floor path; under a fixed limit it is an error (the
+    candidate never ran)."""
+    from pytest_vibecheck.execute.verdict import LOAD_TIMEOUT
+
+    slow = dataclasses.replace(
+        bcb_problem(), test=dataclasses.replace(
+            bcb_problem().test, code="import time\ntime.sleep(0.8)\n" + (bcb_problem().test.code or "")))
+    cal = Calibrator(tmp_path / "cal.sqlite", floor_s=0.5, factor=4.0)
+    res = run_tests("def task_func(x):\n    return x * x\n", slow,
+                    ExecSettings(calibrator=cal, startup_s=5.0))
+    assert res.status == "passed" and cal.measurements == 1
+    ref = cal.stored(slow)
+    assert ref is not None and ref[0] == "passed" and float(ref[1] or 0) >= 0.8
+    assert res.limits["time_limit_source"] == "calibrated"
+    fixed = run_tests("def task_func(x):\n    return x * x\n", slow,
+                      ExecSettings(time_limit_s=0.3, startup_s=5.0))
+    assert (fixed.status, fixed.message) == ("error", LOAD_TIMEOUT)
+
+
 def test_lazy_calibration_keeps_a_timeout_when_the_limit_is_the_floor(tmp_path: Path) -> None:
     # factor 1: the limit is max(1 s, reference), the floor while the reference takes < 1 s
     cal = Calibrator(tmp_path / "cal.sqlite", floor_s=1.0, factor=1.0)
@@ -313,3 +416,30 @@ def test_runner_works_inside_xdist_workers(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
     assert len(ExecCache(cache)) == 2  # one entry per distinct code, written from two workers
+
+
+def test_cpythons_ast_race_is_run_again_not_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """python/cpython#106905: two threads converting parse trees at once can raise a
+    SystemError in the host's own parsing (BigCodeBench/93 once in a full run); it is retried,
+    and any other SystemError still propagates."""
+    from pytest_vibecheck.execute import tests as mod
+
+    real = mod._execute
+    raised: list[int] = []
+
+    def racy(code: str, problem: Problem, settings: ExecSettings) -> ExecResult:
+        if not raised:
+            raised.append(1)
+            raise SystemError("AST constructor recursion depth mismatch (before=153, after=30)")
+        return real(code, problem, settings)
+
+    monkeypatch.setattr(mod, "_execute", racy)
+    res = mod.execute("def task_func(x):\n    return x * x\n", bcb_problem(), FAST)
+    assert res.status == "passed" and raised == [1]
+
+    def broken(code: str, problem: Problem, settings: ExecSettings) -> ExecResult:
+        raise SystemError("something else")
+
+    monkeypatch.setattr(mod, "_execute", broken)
+    with pytest.raises(SystemError, match="something else"):
+        mod.execute("def task_func(x):\n    return x * x\n", bcb_problem(), FAST)

@@ -18,6 +18,13 @@ under ``floor_s`` first, and the reference is timed only when the candidate exce
 every calibrated limit is at least ``floor_s``, a candidate that ends within the floor gets the
 same verdict as under its calibrated limit, so no reference needs timing for it.
 
+A candidate that ends by itself past the floor, after ``t`` seconds, needs less than the
+reference's time: its result stands exactly when ``t <= limit``, which holds whenever the
+reference runs for at least ``t / factor`` (and ``t`` is within the default limit that a failing
+reference would give). :meth:`Calibrator.calibrate_past` times the reference only that far; a
+reference still running then is stopped and the bound kept (``reference_bounds``), so a long
+reference is never timed to its end for a candidate that took a fraction of its limit.
+
 Besides reference times the store keeps the CPU seconds of each reference run and the last
 observed wall and CPU seconds of any candidate per task (``task_times``): the expected
 durations the schedulers use (:mod:`pytest_vibecheck.execute.schedule`), never a limit.
@@ -38,7 +45,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from pytest_vibecheck._store import SQLiteStore
 from pytest_vibecheck.errors import VibecheckError
@@ -57,6 +64,13 @@ CREATE TABLE IF NOT EXISTS reference_times (
     status TEXT NOT NULL,
     seconds REAL,
     message TEXT NOT NULL,
+    measured REAL NOT NULL,
+    PRIMARY KEY (machine, task)
+);
+CREATE TABLE IF NOT EXISTS reference_bounds (
+    machine TEXT NOT NULL,
+    task TEXT NOT NULL,
+    seconds REAL NOT NULL,
     measured REAL NOT NULL,
     PRIMARY KEY (machine, task)
 );
@@ -402,20 +416,118 @@ class Calibrator(SQLiteStore):
                     found = self._measure(problem, settings, run)
         return self._from(found, default_s)
 
+    def bound(self, problem: Task) -> float | None:
+        """Seconds the reference is known to run at least (stopped there by
+        :meth:`calibrate_past`, not timed to its end) on this machine, or None."""
+        try:
+            row = (
+                self.connection()
+                .execute(
+                    "SELECT seconds FROM reference_bounds WHERE machine = ? AND task = ?",
+                    (self.machine, task_key(problem)),
+                )
+                .fetchone()
+            )
+        except (sqlite3.Error, CalibrationStoreError) as exc:
+            self._warn(exc)
+            return None
+        return None if row is None else float(row[0])
+
+    def store_bound(self, problem: Task, seconds: float) -> None:
+        """Record that the reference runs for at least ``seconds`` (a larger bound replaces a
+        smaller one, never the other way)."""
+        try:
+            self.connection().execute(
+                "INSERT INTO reference_bounds VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (machine, task) DO UPDATE SET seconds = MAX(seconds, excluded.seconds), "
+                "measured = excluded.measured",
+                (self.machine, task_key(problem), seconds, time.time()),
+            )
+        except (sqlite3.Error, CalibrationStoreError) as exc:
+            self._warn(exc)
+
+    def calibrate_past(
+        self,
+        problem: Task,
+        default_s: float,
+        settings: ExecSettings,
+        *,
+        run: Callable[[str, Task, ExecSettings], ExecResult],
+        needed_s: float,
+    ) -> Calibration | None:
+        """The limit for ``problem`` as far as it decides whether a run of ``needed_s`` seconds
+        is within it: None when the reference is known to run for at least ``needed_s /
+        factor`` seconds, so that the limit is at least ``needed_s`` whatever the reference's
+        full time or status; else the :class:`Calibration` (as :meth:`calibrate`).
+
+        The reference is timed under a limit of ``needed_s / factor`` seconds only: stopped
+        there, that bound is stored (:meth:`bound`) instead of a time. When ``needed_s`` is over
+        ``default_s`` (the limit a failing reference gives) or the bound would be over the
+        reference limit, the reference is timed to its end, as by :meth:`calibrate`.
+        """
+        if not problem.canonical_solution:
+            return Calibration(default_s, "default", reason="no reference solution")
+        bound = needed_s / self.factor
+        if needed_s > default_s or bound >= self.reference_limit_s:
+            return self.calibrate(problem, default_s, settings, run=run)
+        with self._lock_for(task_key(problem)):
+            found = self.stored(problem)
+            if found is not None:
+                return self._from(found, default_s)
+            known = self.bound(problem)
+            if known is not None and known >= bound:
+                return None
+            ran = self._measure(problem, settings, run, limit_s=bound)
+            if ran is None:
+                self.store_bound(problem, bound)
+                return None
+            return self._from(ran, default_s)
+
     def _lock_for(self, key: str) -> threading.Lock:
         with self._locks_guard:
             return self._locks.setdefault(key, threading.Lock())
+
+    @overload
+    def _measure(
+        self,
+        problem: Task,
+        settings: ExecSettings,
+        run: Callable[[str, Task, ExecSettings], ExecResult],
+    ) -> tuple[str, float | None, str]: ...
+
+    @overload
+    def _measure(
+        self,
+        problem: Task,
+        settings: ExecSettings,
+        run: Callable[[str, Task, ExecSettings], ExecResult],
+        *,
+        limit_s: float,
+    ) -> tuple[str, float | None, str] | None: ...
 
     def _measure(
         self,
         problem: Task,
         settings: ExecSettings,
         run: Callable[[str, Task, ExecSettings], ExecResult],
-    ) -> tuple[str, float | None, str]:
-        ref_settings = settings.replace(time_limit_s=self.reference_limit_s, calibrator=None)
+        *,
+        limit_s: float | None = None,
+    ) -> tuple[str, float | None, str] | None:
+        """Time the reference under ``limit_s`` (default: the reference limit) and store it;
+        with ``limit_s``, None (nothing stored) when it was still running at that limit (a
+        timeout, or its test source still loading)."""
+        from pytest_vibecheck.execute.verdict import LOAD_TIMEOUT
+
+        limit = self.reference_limit_s if limit_s is None else limit_s
+        ref_settings = settings.replace(time_limit_s=limit, calibrator=None)
         assert problem.canonical_solution is not None
         result = run(problem.canonical_solution, problem, ref_settings)
         self.measurements += 1
+        stopped = result.status == "timeout" or (
+            result.status == "error" and result.message == LOAD_TIMEOUT
+        )
+        if limit_s is not None and stopped:
+            return None
         seconds = result.test_time_s if result.test_time_s is not None else result.duration_s
         found = (result.status, seconds, result.message)
         if result.status in ("passed", "failed", "timeout"):

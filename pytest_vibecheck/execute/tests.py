@@ -51,7 +51,7 @@ from pytest_vibecheck.execute.sandbox import (
 )
 from pytest_vibecheck.execute.slots import note_sleeping
 from pytest_vibecheck.execute.spec import Task
-from pytest_vibecheck.execute.verdict import Verdict, decide
+from pytest_vibecheck.execute.verdict import LOAD_TIMEOUT, Verdict, decide
 from pytest_vibecheck.screen import screen
 from pytest_vibecheck.types import TEST_STATUSES, TestStatus
 
@@ -354,9 +354,37 @@ def execute(code: str, problem: Task, settings: ExecSettings) -> ExecResult:
     calibrated limit (when that is above the floor). Every calibrated limit is at least the
     floor, so the verdict is the one the calibrated limit gives.
 
-    A task expected to sleep past the floor (:func:`_sleeps_past_floor`) skips the floor run:
-    its reference is timed while the candidate runs (:func:`_beside_reference`).
+    A task expected to run past the floor (:meth:`Calibrator.expected`: this machine's earlier
+    runs, else the suite's shipped durations) skips the floor run, which could only time out:
+    a task that mostly sleeps has its reference timed while the candidate runs
+    (:func:`_beside_reference`); one that computes runs the candidate first and times the
+    reference only as far as the candidate's own time needs (:func:`_before_reference`).
+
+    A floor run whose test source was still loading when the floor ran out (an ``error``:
+    :data:`~pytest_vibecheck.execute.verdict.LOAD_TIMEOUT`) is treated as a timeout here: the
+    reference is timed and the candidate runs again under the calibrated limit.
     """
+    tries = _AST_RACE_TRIES
+    while True:
+        tries -= 1
+        try:
+            return _execute(code, problem, settings)
+        except SystemError as exc:
+            if _AST_RACE not in str(exc) or tries == 0:
+                raise
+
+
+#: CPython 3.11 keeps the recursion depth of its parse-tree-to-``ast`` conversion in state that
+#: threads share, so two threads parsing at once (this run's checks of the test source and a
+#: reference timing, or the plugin's verifiers) can trip its consistency check with a
+#: ``SystemError`` (python/cpython#106905, fixed in later releases): a race in this process's
+#: own parsing, never anything the candidate did, so :func:`execute` runs again.
+_AST_RACE = "AST constructor recursion depth mismatch"
+_AST_RACE_TRIES = 3
+
+
+def _execute(code: str, problem: Task, settings: ExecSettings) -> ExecResult:
+    """One try of :func:`execute`."""
     cal = settings.calibrator
     if settings.time_limit_s is not None or cal is None:
         limit, info = time_limit_for(problem, settings)
@@ -367,11 +395,13 @@ def execute(code: str, problem: Task, settings: ExecSettings) -> ExecResult:
         result = _run_once(code, problem, known.limit_s, _limit_info(known), settings)
         return _observed(cal, problem, result)
     floor = cal.floor_s
-    expected = _sleeps_past_floor(cal, problem)
-    if expected is not None:
-        return _observed(cal, problem, _beside_reference(code, problem, settings, expected))
+    expected = cal.expected(problem)
+    if expected is not None and expected.wall_s > floor:
+        if expected.sleeps:
+            return _observed(cal, problem, _beside_reference(code, problem, settings, expected))
+        return _observed(cal, problem, _before_reference(code, problem, settings, expected))
     first = _run_once(code, problem, floor, {"time_limit_source": "floor"}, settings)
-    if first.status != "timeout":
+    if not _stopped(first):
         return _observed(cal, problem, first)
     if is_sleeper(first.test_time_s, first.cpu_time_s):
         note_sleeping()  # it slept through the floor: free this run's CPU slot for the rest
@@ -386,14 +416,72 @@ def execute(code: str, problem: Task, settings: ExecSettings) -> ExecResult:
     return _observed(cal, problem, again)
 
 
-def _sleeps_past_floor(cal: Calibrator, problem: Task) -> ExpectedTime | None:
-    """``problem``'s expected duration when it says the tests mostly sleep (so timing the
-    reference beside the candidate takes no CPU from either) for longer than the floor (so the
-    floor run would only time out); else None."""
-    expected = cal.expected(problem)
-    if expected is None or not expected.sleeps or expected.wall_s <= cal.floor_s:
+def _stopped(result: ExecResult) -> bool:
+    """Whether the time limit, not the run itself, ended ``result``: a timeout, or the test
+    source still loading (:data:`~pytest_vibecheck.execute.verdict.LOAD_TIMEOUT`)."""
+    return result.status == "timeout" or (
+        result.status == "error" and result.message == LOAD_TIMEOUT
+    )
+
+
+def _spent(result: ExecResult) -> float | None:
+    """The most of the run's test time and CPU seconds (what a limit bounds), or None when the
+    run reported no test time."""
+    if result.test_time_s is None:
         return None
-    return expected
+    return max(result.test_time_s, result.cpu_time_s or 0.0)
+
+
+def _with_limit(result: ExecResult, problem: Task, limit: float, info: Mapping[str, Any],
+                settings: ExecSettings) -> ExecResult:
+    """``result`` described as the run under ``limit`` (``info``: where it came from), for a
+    run that ended, or was stopped, where that limit would have given the same."""
+    limits = {**result.limits, **info, "time_limit_s": round(limit, 3),
+              "wall_s": _wall_clock(problem, limit, settings)}
+    return dataclasses.replace(result, limits=limits)
+
+
+def _before_reference(
+    code: str, problem: Task, settings: ExecSettings, expected: ExpectedTime
+) -> ExecResult:
+    """A task expected to compute past the floor: the candidate runs first, under the limit
+    its expected duration suggests (``factor x expected``), and the reference is timed after
+    it, only as far as needed (:meth:`Calibrator.calibrate_past`).
+
+    - A run that ended by itself within the floor stands (every limit is at least the floor).
+    - One that ended after ``t`` seconds stands when the reference runs for at least
+      ``t / factor`` (then the limit is at least ``t``: the reference is stopped there) or the
+      calibrated limit is at least ``t``; else it runs again under the calibrated limit.
+    - One that the guessed limit stopped stands when the calibrated limit is no larger (it
+      would have been stopped there too); else it runs again under the calibrated limit.
+
+    So the verdict is always the calibrated limit's, as on the floor path, and a candidate that
+    takes a fraction of its limit never waits for a long reference to be timed to its end.
+    """
+    cal = settings.calibrator
+    assert cal is not None
+    default = _default_limit(problem, settings)
+    guess = cal.limit_from(expected.wall_s)
+    first = _run_once(code, problem, guess, {"time_limit_source": "expected"}, settings)
+    spent = _spent(first)
+    if not _stopped(first):
+        if first.status in ("error", "tampered") or spent is None:
+            return first  # an infrastructure error, or tampering: no limit changes either
+        if spent <= cal.floor_s:
+            return _with_limit(first, problem, cal.floor_s, {"time_limit_source": "floor"}, settings)
+        found = cal.calibrate_past(problem, default, settings, run=run_tests, needed_s=spent)
+        if found is None:
+            at_least = cal.bound(problem) or spent / cal.factor
+            info = {"time_limit_source": "calibrated", "reference_s_at_least": round(at_least, 4)}
+            return _with_limit(first, problem, max(cal.floor_s, cal.factor * at_least), info,
+                               settings)
+        if spent <= found.limit_s:
+            return _with_limit(first, problem, found.limit_s, _limit_info(found), settings)
+        return _run_once(code, problem, found.limit_s, _limit_info(found), settings)
+    found = cal.calibrate(problem, default, settings, run=run_tests)
+    if found.limit_s <= guess:
+        return _with_limit(first, problem, found.limit_s, _limit_info(found), settings)
+    return _run_once(code, problem, found.limit_s, _limit_info(found), settings)
 
 
 def _beside_reference(

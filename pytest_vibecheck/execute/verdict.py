@@ -13,7 +13,9 @@ The harness inside the sandbox reports per-test outcomes; it never decides ``err
   sandbox's interpreter does not have it (a candidate raising ``ModuleNotFoundError`` for an
   installed module gets ``failed``); the same for NLTK data (NLTK's ``LookupError`` raised in
   ``nltk/data.py``, confirmed absent with ``nltk.data.find``): the sandbox has no network for
-  ``nltk.download``, and an environment without the data is no fault of the model;
+  ``nltk.download``, and an environment without the data is no fault of the model; and the
+  test source still loading when the time limit ran out, before the candidate ran
+  (:data:`LOAD_TIMEOUT`, which lazy calibration takes for a timeout of its floor run);
 - otherwise ``passed`` only when every expected test (or case) is reported passed.
 """
 
@@ -28,6 +30,12 @@ from pytest_vibecheck.execute.expected import ExpectedTests
 from pytest_vibecheck.execute.sandbox import SandboxResult
 
 OUTCOMES = frozenset({"pass", "fail", "timeout", "notrun"})
+
+#: The message of the ``error`` of a run whose test source was still loading (its own imports:
+#: TensorFlow, Keras) when the time limit ran out. The candidate had not run, so it is never the
+#: model's failure; but the limit may be the floor of lazy calibration, under which
+#: :func:`pytest_vibecheck.execute.tests.execute` times the reference and runs again.
+LOAD_TIMEOUT = "the test source did not load within the time limit, before the candidate ran"
 
 
 @dataclass(frozen=True)
@@ -166,6 +174,9 @@ def decide(
         error = job.get("harness_error")
         if isinstance(error, str):
             if job.get("candidate_ran") is False and not reader.tamper:
+                load = _entry(job.get("load"), 3)
+                if load is not None and load[0] == "timeout":
+                    return Verdict("error", message=LOAD_TIMEOUT)
                 return Verdict("error", message=error)
             reader.tamper.append(f"the harness failed after the candidate ran ({error[:200]})")
     tt = job.get("test_time_s") if job is not None else None
