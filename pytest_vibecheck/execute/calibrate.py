@@ -27,7 +27,9 @@ reference is never timed to its end for a candidate that took a fraction of its 
 
 Besides reference times the store keeps the CPU seconds of each reference run and the last
 observed wall and CPU seconds of any candidate per task (``task_times``): the expected
-durations the schedulers use (:mod:`pytest_vibecheck.execute.schedule`), never a limit.
+durations the schedulers use (:mod:`pytest_vibecheck.execute.schedule`) and from which a
+candidate's first run past the floor is limited (:func:`pytest_vibecheck.execute.tests.execute`),
+never the limit of a verdict.
 """
 
 from __future__ import annotations
@@ -228,7 +230,7 @@ class Calibrator(SQLiteStore):
         self.measurements = 0
         #: expected durations known before anything ran here (a suite's shipped
         #: ``durations.json``: :mod:`pytest_vibecheck.execute.durations`), by task key; what this
-        #: machine measured overrides them; scheduling only, never a limit
+        #: machine measured overrides them; scheduling and first runs only, never a verdict's limit
         self.prior: dict[str, ExpectedTime] = {}
         self._unusable = False
 

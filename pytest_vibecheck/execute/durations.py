@@ -4,13 +4,15 @@ A first run on a machine has nothing in its calibration store, so it cannot know
 BigCodeBench/1104's tests sleep for over a minute while most tasks take a fraction of a second.
 A suite may ship the reference solutions' times measured once (by ``scripts/build_durations.py``)
 so that even a first run starts its long tasks first and runs its sleeping ones beside the
-others. These times are used for scheduling only, never for a time limit (limits are always
-calibrated on the machine that runs the tests: :mod:`pytest_vibecheck.execute.calibrate`).
+others, and so that a task expected to run past the calibration's floor skips the floor run
+that could only time out (its candidate's first run is limited by ``factor x`` the expected
+time). They never decide a verdict: its limit is always the one calibrated on the machine that
+runs the tests (:mod:`pytest_vibecheck.execute.calibrate`).
 
 The file: ``{"version": 1, "machine": "...", "tasks": {task_key: [wall_s, cpu_s]}}``, keyed
 by :func:`pytest_vibecheck.execute.calibrate.task_key` (so a changed reference or test drops
-its entry), wall and CPU seconds of the reference's tests. Only tasks whose reference passed
-are listed.
+its entry), wall and CPU seconds of the reference's tests. Tasks whose reference's tests ran
+to their end, passed or failed, are listed.
 """
 
 from __future__ import annotations
