@@ -469,8 +469,7 @@ _PLAIN = (int, float, str, bytes, bool, type(None), complex)
 _SEQS = (list, tuple, set, frozenset)
 
 
-def returned_problem(value: Any, namespace: dict[str, Any], depth: int = 0,
-                     held_by_library: bool = False) -> str | None:
+def returned_problem(value: Any, namespace: dict[str, Any]) -> str | None:
     """Why ``value`` (what a call of the candidate's returned) is tampering, else None:
 
     - an object of a class of the candidate's that gives one of :data:`STEERING` to something
@@ -484,40 +483,90 @@ def returned_problem(value: Any, namespace: dict[str, Any], depth: int = 0,
 
     looked for in lists, tuples, sets and dicts, in the cells of object arrays, Series and
     DataFrames (and their labels), and in the attributes of library objects (4 levels, 200
-    items each; the classes of every cell of an object array or frame are all checked)."""
-    t = type(value)
-    if t in _PLAIN:
-        return None
-    why = _steering_slot(t, namespace)
-    if why is None and str(getattr(t, "__module__", "")).startswith(("pandas", "numpy")):
-        why = _shadowing(value, t, namespace)
-    if why is not None:
+    items each; the classes of every cell of an object array or frame are all checked).
+
+    The objects reached are a graph, not a tree (a matplotlib ``Axes`` reaches its figure,
+    which reaches the axes again: some 12,000 paths for one plot), so :class:`_Walk` goes
+    through each object once per depth it improves on and checks each class once: the same
+    checks as going down every path, in the same order, so the same answer."""
+    return _Walk(namespace).problem(value, 0)
+
+
+class _Walk:
+    """One :func:`returned_problem` check: the least depth each object was gone through at,
+    by ``id`` (every object gone through is kept alive until the check ends, so no id is
+    reused), and what each class gave, by ``id`` (a class is never hashed or compared: its
+    metaclass's code never runs)."""
+
+    __slots__ = ("depth_of", "keep", "library", "namespace", "shadows", "slots")
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.namespace = namespace
+        self.depth_of: dict[int, int] = {}
+        self.keep: list[Any] = []
+        self.slots: dict[int, str | None] = {}
+        self.library: dict[int, bool] = {}
+        self.shadows: dict[int, bool] = {}
+
+    def slot(self, cls: Any) -> str | None:
+        key = id(cls)
+        if key in self.slots:
+            return self.slots[key]
+        self.keep.append(cls)
+        why = self.slots[key] = _steering_slot(cls, self.namespace)
         return why
-    if depth >= 4:
-        return None
-    items: Any = ()
-    if t in _SEQS:
-        items = value
-    elif t is dict:
-        items = [*list(value.keys())[:200], *list(value.values())[:200]]
-    else:
-        cells = _object_cells(value)
-        for klass in {type(c) for cells_of in cells for c in cells_of}:
-            why = _steering_slot(klass, namespace)
-            if why is not None:
-                return why
-        items = [c for cells_of in cells for c in list(cells_of[:200])][:200]
-        held = _own_dict(value)
-        if held is not None and library_class(t):
-            items = [*items, *list(held.values())[:200]]
-            held_by_library = True
-    for n, item in enumerate(items):
-        if n >= 200:
-            break
-        why = returned_problem(item, namespace, depth + 1, held_by_library)
+
+    def problem(self, value: Any, depth: int) -> str | None:
+        t = type(value)
+        if t in _PLAIN:
+            return None
+        key = id(value)
+        seen = self.depth_of.get(key)
+        if seen is not None and seen <= depth:
+            return None  # gone through already, as deep or deeper: nothing found there
+        if seen is None:
+            self.keep.append(value)
+        self.depth_of[key] = depth
+        why = self.slot(t)
+        if why is None:
+            tkey = id(t)
+            checked = self.shadows.get(tkey)
+            if checked is None:
+                checked = self.shadows[tkey] = str(getattr(t, "__module__", "")).startswith(
+                    ("pandas", "numpy"))
+            if checked:
+                why = _shadowing(value, t, self.namespace)
         if why is not None:
             return why
-    return None
+        if depth >= 4:
+            return None
+        items: Any = ()
+        if t in _SEQS:
+            items = value
+        elif t is dict:
+            items = [*list(value.keys())[:200], *list(value.values())[:200]]
+        else:
+            cells = _object_cells(value)
+            for klass in {type(c) for cells_of in cells for c in cells_of}:
+                why = self.slot(klass)
+                if why is not None:
+                    return why
+            items = [c for cells_of in cells for c in list(cells_of[:200])][:200]
+            held = _own_dict(value)
+            if held is not None:
+                tkey = id(t)
+                library = self.library.get(tkey)
+                if library is None:
+                    library = self.library[tkey] = library_class(t)
+                if library:
+                    items = [*items, *list(held.values())[:200]]
+        for n, item in enumerate(items):
+            if n >= 200:
+                break
+            why = self.problem(item, depth + 1)
+            if why is not None:
+                return why
+        return None
 
 
 _IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types and frozen classes
