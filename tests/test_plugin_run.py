@@ -73,8 +73,9 @@ def test_reference_model_outcomes_failure_text_and_reports(tiny: pytest.Pytester
     assert calibration.exists()
     with sqlite3.connect(calibration) as conn:
         tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
-        assert tables == {"reference_times", "task_times"}
+        assert tables == {"reference_times", "reference_bounds", "task_times"}
         assert conn.execute("select count(*) from reference_times").fetchone()[0] == 0
+        assert conn.execute("select count(*) from reference_bounds").fetchone()[0] == 0
         assert conn.execute("select count(*) from task_times").fetchone()[0] == 3  # 3 tasks
     assert groups[("single", 1)]["pass_at_1"] == 1.0
     assert groups[("single", 1)]["fr"] == 0.0
